@@ -1,0 +1,298 @@
+//! The CPU backend: rayon over fixed-size row blocks (so results do not depend on the thread
+//! count), SIMD inner loops from [`super::simd`], and the GEMM form of squared Euclidean
+//! distances, ‖x‖² + ‖y‖² − 2x·y, computed on data centred by the mean of `y` (distances are
+//! translation invariant, and centring shrinks the norms that cancel), clamped at 0, with an
+//! exact recomputation of the pairs where cancellation could cost accuracy.
+
+use super::{check_pairwise_shapes, Backend, Nearest, NearestTwo};
+use crate::data::standard_layout;
+use crate::error::Result;
+use crate::linalg::gemm_abt;
+use crate::metric::{cosine_from_parts, Metric, MetricKind};
+use crate::scalar::Scalar;
+use ndarray::{s, Array2, ArrayView2, ArrayViewMut2, Axis};
+use rayon::prelude::*;
+
+/// Rows of `x` per task on the pair-by-pair path.
+const ROW_BLOCK: usize = 64;
+/// Rows of `x` per task on the GEMM path.
+const GEMM_BLOCK: usize = 256;
+/// Rows of `y` per cache tile on the pair-by-pair path.
+const Y_TILE: usize = 256;
+
+/// When to use the GEMM form for (squared) Euclidean distances.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum GemmMode {
+    /// GEMM when the dimension is at least 8 (below that the direct SIMD loop is as fast).
+    #[default]
+    Auto,
+    /// Always GEMM.
+    Always,
+    /// Never GEMM: the direct SIMD loop.
+    Never,
+}
+
+/// The CPU backend.
+#[derive(Clone, Copy, Debug)]
+pub struct CpuBackend {
+    /// When to use the GEMM form.
+    pub gemm: GemmMode,
+    /// Recompute directly the GEMM-form distances where `d² ≤ τ·(‖x‖² + ‖y‖²)` (τ = 10⁻² in
+    /// f32, 10⁻⁶ in f64), so near-zero distances keep full relative accuracy.
+    pub exact_recompute: bool,
+}
+
+impl Default for CpuBackend {
+    fn default() -> Self {
+        CpuBackend {
+            gemm: GemmMode::Auto,
+            exact_recompute: true,
+        }
+    }
+}
+
+/// What is prepared once from `y` for a request.
+enum Plan<F> {
+    /// GEMM form: `y` centred on `mu`, its squared norms, and whether to take the root.
+    Gemm {
+        yc: Array2<F>,
+        ny: Vec<F>,
+        mu: Vec<F>,
+        root: bool,
+    },
+    /// Pair by pair; `ny` holds squared norms for cosine.
+    Pairs { ny: Vec<F> },
+}
+
+impl CpuBackend {
+    fn uses_gemm(&self, kind: Option<MetricKind>, d: usize) -> bool {
+        matches!(kind, Some(MetricKind::Euclidean | MetricKind::SqEuclidean))
+            && match self.gemm {
+                GemmMode::Auto => d >= 8,
+                GemmMode::Always => true,
+                GemmMode::Never => false,
+            }
+    }
+
+    /// `squared` asks for squared Euclidean distances even when the metric is Euclidean
+    /// (nearest-centre search compares squares and takes the root of the winners).
+    fn plan<F: Scalar>(&self, y: ArrayView2<F>, kind: Option<MetricKind>, squared: bool) -> Plan<F> {
+        if self.uses_gemm(kind, y.ncols()) {
+            let mu: Vec<F> = y
+                .axis_iter(Axis(1))
+                .map(|c| {
+                    F::from_f64_lossy(
+                        c.iter().map(|v| v.to_f64_exact()).sum::<f64>() / y.nrows().max(1) as f64,
+                    )
+                })
+                .collect();
+            let mut yc = y.to_owned();
+            for mut row in yc.rows_mut() {
+                row.iter_mut().zip(&mu).for_each(|(v, &m)| *v = *v - m);
+            }
+            let ny = yc
+                .rows()
+                .into_iter()
+                .map(|r| sq_norm(r.as_slice().unwrap()))
+                .collect();
+            let root = kind == Some(MetricKind::Euclidean) && !squared;
+            Plan::Gemm { yc, ny, mu, root }
+        } else if kind == Some(MetricKind::Cosine) {
+            Plan::Pairs {
+                ny: y
+                    .rows()
+                    .into_iter()
+                    .map(|r| sq_norm(r.as_slice().unwrap()))
+                    .collect(),
+            }
+        } else {
+            Plan::Pairs { ny: Vec::new() }
+        }
+    }
+
+    /// Fills one block serially: `out[i][j] = d(xb[i], y[j])`.
+    fn block<F: Scalar, M: Metric>(
+        &self,
+        plan: &Plan<F>,
+        metric: &M,
+        squared: bool,
+        xb: ArrayView2<F>,
+        y: ArrayView2<F>,
+        mut out: ArrayViewMut2<F>,
+    ) {
+        match plan {
+            Plan::Gemm { yc, ny, mu, root } => {
+                let mut xc = xb.to_owned();
+                for mut row in xc.rows_mut() {
+                    row.iter_mut().zip(mu).for_each(|(v, &m)| *v = *v - m);
+                }
+                let nx: Vec<F> = xc
+                    .rows()
+                    .into_iter()
+                    .map(|r| sq_norm(r.as_slice().unwrap()))
+                    .collect();
+                gemm_abt(xc.view(), yc.view(), out.view_mut(), F::from_f64_lossy(-2.0));
+                let tau = F::from_f64_lossy(if F::DTYPE == "float32" { 1e-2 } else { 1e-6 });
+                for (i, mut row) in out.rows_mut().into_iter().enumerate() {
+                    let a = xb.row(i);
+                    let a = a.as_slice().unwrap();
+                    for (j, v) in row.iter_mut().enumerate() {
+                        let norms = nx[i] + ny[j];
+                        let mut d2 = (*v + norms).max(F::zero());
+                        if self.exact_recompute && d2 <= tau * norms {
+                            d2 = F::sqeuclidean(a, y.row(j).as_slice().unwrap());
+                        }
+                        *v = if *root { d2.sqrt() } else { d2 };
+                    }
+                }
+            }
+            Plan::Pairs { ny } => match metric.kind() {
+                Some(MetricKind::Euclidean) if squared => {
+                    fill_pairs(xb, y, out, |_, a, _, b| F::sqeuclidean(a, b))
+                }
+                Some(MetricKind::Euclidean) => {
+                    fill_pairs(xb, y, out, |_, a, _, b| F::sqeuclidean(a, b).sqrt())
+                }
+                Some(MetricKind::SqEuclidean) => fill_pairs(xb, y, out, |_, a, _, b| F::sqeuclidean(a, b)),
+                Some(MetricKind::Manhattan) => fill_pairs(xb, y, out, |_, a, _, b| F::manhattan(a, b)),
+                Some(MetricKind::Cosine) => {
+                    let nx: Vec<F> = xb
+                        .rows()
+                        .into_iter()
+                        .map(|r| sq_norm(r.as_slice().unwrap()))
+                        .collect();
+                    fill_pairs(xb, y, out, |i, a, j, b| {
+                        cosine_from_parts(F::dot(a, b), nx[i], ny[j])
+                    })
+                }
+                _ => fill_pairs(xb, y, out, |_, a, _, b| metric.distance(a, b)),
+            },
+        }
+    }
+}
+
+fn sq_norm<F: Scalar>(a: &[F]) -> F {
+    F::dot(a, a)
+}
+
+/// The pair-by-pair loop, tiled over `y` for cache reuse.
+fn fill_pairs<F: Scalar>(
+    xb: ArrayView2<F>,
+    y: ArrayView2<F>,
+    mut out: ArrayViewMut2<F>,
+    dist: impl Fn(usize, &[F], usize, &[F]) -> F,
+) {
+    for t in (0..y.nrows()).step_by(Y_TILE) {
+        let end = (t + Y_TILE).min(y.nrows());
+        for i in 0..xb.nrows() {
+            let a = xb.row(i);
+            let a = a.as_slice().unwrap();
+            for j in t..end {
+                out[[i, j]] = dist(i, a, j, y.row(j).as_slice().unwrap());
+            }
+        }
+    }
+}
+
+impl Backend for CpuBackend {
+    fn name(&self) -> &'static str {
+        "cpu"
+    }
+
+    fn pairwise<F: Scalar, M: Metric>(
+        &self,
+        x: ArrayView2<F>,
+        y: ArrayView2<F>,
+        metric: &M,
+        mut out: ArrayViewMut2<F>,
+    ) -> Result<()> {
+        check_pairwise_shapes(&x, &y, metric, Some(out.dim()))?;
+        let (x, y) = (standard_layout(x), standard_layout(y));
+        let plan = self.plan(y.view(), metric.kind(), false);
+        let rb = if matches!(plan, Plan::Gemm { .. }) {
+            GEMM_BLOCK
+        } else {
+            ROW_BLOCK
+        };
+        out.axis_chunks_iter_mut(Axis(0), rb)
+            .into_par_iter()
+            .enumerate()
+            .for_each(|(b, chunk)| {
+                let start = b * rb;
+                let xb = x.slice(s![start..start + chunk.nrows(), ..]);
+                self.block(&plan, metric, false, xb, y.view(), chunk);
+            });
+        Ok(())
+    }
+
+    fn nearest<F: Scalar, M: Metric>(
+        &self,
+        x: ArrayView2<F>,
+        centres: ArrayView2<F>,
+        metric: &M,
+    ) -> Result<Vec<Nearest<F>>> {
+        Ok(self
+            .nearest_two(x, centres, metric)?
+            .into_iter()
+            .map(|n| n.first)
+            .collect())
+    }
+
+    fn nearest_two<F: Scalar, M: Metric>(
+        &self,
+        x: ArrayView2<F>,
+        centres: ArrayView2<F>,
+        metric: &M,
+    ) -> Result<Vec<NearestTwo<F>>> {
+        check_pairwise_shapes(&x, &centres, metric, None)?;
+        if centres.nrows() == 0 {
+            return Err(crate::Error::EmptyInput {
+                what: "no centres to assign to".into(),
+            });
+        }
+        let (x, c) = (standard_layout(x), standard_layout(centres));
+        let plan = self.plan(c.view(), metric.kind(), true);
+        let root = metric.kind() == Some(MetricKind::Euclidean);
+        let k = c.nrows();
+        let blocks: Vec<Vec<NearestTwo<F>>> = x
+            .axis_chunks_iter(Axis(0), GEMM_BLOCK)
+            .into_par_iter()
+            .map(|xb| {
+                let mut buf = Array2::<F>::zeros((xb.nrows(), k));
+                self.block(&plan, metric, true, xb, c.view(), buf.view_mut());
+                buf.rows()
+                    .into_iter()
+                    .map(|row| {
+                        let mut first = Nearest {
+                            index: 0,
+                            distance: row[0],
+                        };
+                        let mut second: Option<Nearest<F>> = None;
+                        for (j, &d) in row.iter().enumerate().skip(1) {
+                            if d < first.distance {
+                                second = Some(first);
+                                first = Nearest {
+                                    index: j,
+                                    distance: d,
+                                };
+                            } else if second.is_none_or(|s| d < s.distance) {
+                                second = Some(Nearest {
+                                    index: j,
+                                    distance: d,
+                                });
+                            }
+                        }
+                        if root {
+                            first.distance = first.distance.sqrt();
+                            if let Some(s) = second.as_mut() {
+                                s.distance = s.distance.sqrt();
+                            }
+                        }
+                        NearestTwo { first, second }
+                    })
+                    .collect()
+            })
+            .collect();
+        Ok(blocks.into_iter().flatten().collect())
+    }
+}

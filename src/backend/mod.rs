@@ -1,0 +1,127 @@
+//! Backends run the hot kernels: pairwise distance blocks and nearest-centre assignment.
+//! Algorithms never hand-roll a distance loop; they call a [`Backend`] (or a
+//! [`crate::Dissimilarity`]).
+
+mod cpu;
+pub mod simd;
+
+pub use cpu::{CpuBackend, GemmMode};
+
+use crate::error::{Error, Result};
+use crate::metric::Metric;
+use crate::scalar::Scalar;
+use ndarray::{ArrayView2, ArrayViewMut2};
+use std::str::FromStr;
+
+/// The nearest centre of a point.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Nearest<F> {
+    /// Index of the centre (the lowest index on ties).
+    pub index: usize,
+    /// Distance to it.
+    pub distance: F,
+}
+
+/// The nearest and second-nearest centres of a point.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct NearestTwo<F> {
+    /// The nearest centre.
+    pub first: Nearest<F>,
+    /// The second nearest (`None` when there is one centre).
+    pub second: Option<Nearest<F>>,
+}
+
+/// The hot kernels. Every implementation gives results that do not depend on the number of
+/// threads.
+pub trait Backend: Send + Sync {
+    /// Short name for reports (`"cpu"`, `"cuda"`).
+    fn name(&self) -> &'static str;
+
+    /// `out[i][j] = metric(x[i], y[j])`; `out` is `x.nrows() × y.nrows()`.
+    fn pairwise<F: Scalar, M: Metric>(
+        &self,
+        x: ArrayView2<F>,
+        y: ArrayView2<F>,
+        metric: &M,
+        out: ArrayViewMut2<F>,
+    ) -> Result<()>;
+
+    /// The nearest of `centres` for each row of `x`.
+    fn nearest<F: Scalar, M: Metric>(
+        &self,
+        x: ArrayView2<F>,
+        centres: ArrayView2<F>,
+        metric: &M,
+    ) -> Result<Vec<Nearest<F>>>;
+
+    /// The nearest and second-nearest of `centres` for each row of `x`.
+    fn nearest_two<F: Scalar, M: Metric>(
+        &self,
+        x: ArrayView2<F>,
+        centres: ArrayView2<F>,
+        metric: &M,
+    ) -> Result<Vec<NearestTwo<F>>>;
+}
+
+/// The `--backend` choice of the command line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum BackendChoice {
+    /// CUDA when built in and a device is present, else CPU.
+    #[default]
+    Auto,
+    /// The CPU backend.
+    Cpu,
+    /// The CUDA backend (feature `cuda`).
+    Cuda,
+}
+
+impl FromStr for BackendChoice {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        match s.to_ascii_lowercase().as_str() {
+            "auto" => Ok(BackendChoice::Auto),
+            "cpu" => Ok(BackendChoice::Cpu),
+            "cuda" | "gpu" => Ok(BackendChoice::Cuda),
+            _ => Err(Error::param("backend", s, "expected auto, cpu or cuda")),
+        }
+    }
+}
+
+impl BackendChoice {
+    /// The CPU backend for `auto` and `cpu`; an error for `cuda` in a build without it.
+    pub fn resolve(self) -> Result<CpuBackend> {
+        match self {
+            BackendChoice::Auto | BackendChoice::Cpu => Ok(CpuBackend::default()),
+            BackendChoice::Cuda => Err(Error::Unsupported(
+                "backend = cuda: this build has no CUDA backend (rebuild with --features cuda)".into(),
+            )),
+        }
+    }
+}
+
+/// Checks the shapes of a pairwise request.
+pub(crate) fn check_pairwise_shapes<F, M: Metric>(
+    x: &ArrayView2<F>,
+    y: &ArrayView2<F>,
+    metric: &M,
+    out: Option<(usize, usize)>,
+) -> Result<()> {
+    if x.ncols() != y.ncols() {
+        return Err(Error::ShapeMismatch {
+            what: "columns of the two point sets".into(),
+            expected: x.ncols().to_string(),
+            got: y.ncols().to_string(),
+        });
+    }
+    metric.check_dim(x.ncols())?;
+    if let Some(dim) = out {
+        if dim != (x.nrows(), y.nrows()) {
+            return Err(Error::ShapeMismatch {
+                what: "distance block".into(),
+                expected: format!("{} x {}", x.nrows(), y.nrows()),
+                got: format!("{} x {}", dim.0, dim.1),
+            });
+        }
+    }
+    Ok(())
+}

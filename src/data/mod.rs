@@ -1,0 +1,242 @@
+//! Data in and out: .npy and .csv matrices, label files, atomic output, and the input checks
+//! every algorithm shares ([`validate`]).
+
+pub mod csv;
+pub mod npy;
+pub mod validate;
+
+use crate::error::{Error, Result};
+use crate::scalar::Scalar;
+use ndarray::Array2;
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::Path;
+
+pub use self::csv::{read_csv, CsvOptions, LabelColumn, Table};
+pub use npy::NpyFile;
+
+/// `v` itself when its rows are contiguous, otherwise a C-order copy (rows must be slices for
+/// the distance kernels).
+pub fn standard_layout<'a, T: Clone>(
+    v: ndarray::ArrayView2<'a, T>,
+) -> ndarray::CowArray<'a, T, ndarray::Ix2> {
+    if v.is_standard_layout() {
+        v.into()
+    } else {
+        v.as_standard_layout().into_owned().into()
+    }
+}
+
+/// The kind of a data file, from its extension.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FileKind {
+    /// NumPy .npy.
+    Npy,
+    /// Delimited text (.csv, .tsv, .txt).
+    Csv,
+}
+
+impl FileKind {
+    /// The kind of `path`, or an error naming the extensions accepted.
+    pub fn of(path: &Path) -> Result<FileKind> {
+        let ext = path
+            .extension()
+            .and_then(|e| e.to_str())
+            .map(str::to_ascii_lowercase);
+        match ext.as_deref() {
+            Some("npy") => Ok(FileKind::Npy),
+            Some("csv" | "tsv" | "txt") => Ok(FileKind::Csv),
+            _ => Err(Error::parse(
+                path,
+                None,
+                None,
+                "unknown file type: expected .npy or .csv (.tsv, .txt)",
+            )),
+        }
+    }
+}
+
+/// Reads a data matrix (rows = points) from .npy or delimited text, without validating values.
+pub fn read_matrix<F: Scalar>(path: impl AsRef<Path>) -> Result<Array2<F>> {
+    let path = path.as_ref();
+    match FileKind::of(path)? {
+        FileKind::Npy => NpyFile::open(path)?.to_array(),
+        FileKind::Csv => Ok(read_csv(path, &CsvOptions::default())?.data),
+    }
+}
+
+/// Reads labels: a 1-D integer .npy, or a text file with one column (or a column named
+/// `label`, `labels`, `target`, `class` or `cluster`). Text labels are numbered by first
+/// appearance.
+pub fn read_labels(path: impl AsRef<Path>) -> Result<Vec<i64>> {
+    let path = path.as_ref();
+    match FileKind::of(path)? {
+        FileKind::Npy => NpyFile::open(path)?.to_labels(),
+        FileKind::Csv => {
+            let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+            let text = String::from_utf8_lossy(&bytes);
+            let mut lines = text
+                .lines()
+                .enumerate()
+                .filter(|(_, l)| !l.trim().is_empty())
+                .peekable();
+            let Some(&(_, first)) = lines.peek() else {
+                return Err(Error::parse(path, None, None, "file has no labels"));
+            };
+            let delim = [',', ';', '\t'].into_iter().find(|d| first.contains(*d));
+            let split = |l: &str| -> Vec<String> {
+                match delim {
+                    Some(d) => l.split(d).map(|s| s.trim().to_string()).collect(),
+                    None => vec![l.trim().to_string()],
+                }
+            };
+            let names = split(first);
+            let known = ["label", "labels", "target", "class", "cluster"];
+            let named = names
+                .iter()
+                .position(|n| known.contains(&n.to_ascii_lowercase().as_str()));
+            let header = named.is_some();
+            let col = match (named, names.len()) {
+                (Some(c), _) => c,
+                (None, 1) => 0,
+                (None, n) => {
+                    return Err(Error::parse(
+                        path,
+                        Some(1),
+                        None,
+                        format!("{n} columns and none named label/target/class/cluster"),
+                    ))
+                }
+            };
+            if header {
+                lines.next();
+            }
+            let mut raw = Vec::new();
+            for (i, l) in lines {
+                let cells = split(l);
+                let cell = cells.get(col).ok_or_else(|| {
+                    Error::parse(
+                        path,
+                        Some(i + 1),
+                        None,
+                        format!("expected {} fields, found {}", names.len(), cells.len()),
+                    )
+                })?;
+                raw.push(cell.clone());
+            }
+            if raw.is_empty() {
+                return Err(Error::parse(path, None, None, "file has no labels"));
+            }
+            Ok(self::csv::factorize(&raw))
+        }
+    }
+}
+
+/// Writes to `path` atomically: the content goes to a temporary file in the same folder,
+/// which is renamed over `path` only when `write` succeeds. On failure nothing is left.
+pub fn atomic_write(path: &Path, write: impl FnOnce(&mut File) -> Result<()>) -> Result<()> {
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".clustr-")
+        .suffix(".tmp")
+        .tempfile_in(dir)
+        .map_err(|e| Error::io(dir, e))?;
+    write(tmp.as_file_mut())?;
+    tmp.as_file().sync_all().map_err(|e| Error::io(path, e))?;
+    tmp.persist(path).map_err(|e| Error::io(path, e.error))?;
+    Ok(())
+}
+
+/// Writes labels (−1 = noise) as .npy int32 or as a one-column text file with header `label`.
+pub fn write_labels(path: impl AsRef<Path>, labels: &[i64]) -> Result<()> {
+    let path = path.as_ref();
+    let kind = FileKind::of(path)?;
+    atomic_write(path, |file| {
+        let mut w = BufWriter::new(file);
+        match kind {
+            FileKind::Npy => {
+                w.write_all(&npy::header_bytes("<i4", &[labels.len()]))
+                    .map_err(|e| Error::io(path, e))?;
+                for &l in labels {
+                    let v =
+                        i32::try_from(l).map_err(|_| Error::param("label", l, "does not fit in int32"))?;
+                    w.write_all(&v.to_le_bytes()).map_err(|e| Error::io(path, e))?;
+                }
+            }
+            FileKind::Csv => {
+                writeln!(w, "label").map_err(|e| Error::io(path, e))?;
+                for &l in labels {
+                    writeln!(w, "{l}").map_err(|e| Error::io(path, e))?;
+                }
+            }
+        }
+        w.flush().map_err(|e| Error::io(path, e))
+    })
+}
+
+/// Writes a data matrix, with optional labels as a last column named `target` (text only;
+/// .npy holds the data alone).
+pub fn write_matrix(
+    path: impl AsRef<Path>,
+    data: ndarray::ArrayView2<f64>,
+    labels: Option<&[i64]>,
+) -> Result<()> {
+    let path = path.as_ref();
+    match FileKind::of(path)? {
+        FileKind::Npy => npy::write_matrix_with::<f64>(path, data.nrows(), data.ncols(), |mut out| {
+            out.assign(&data);
+            Ok(())
+        }),
+        FileKind::Csv => atomic_write(path, |file| {
+            let mut w = BufWriter::new(file);
+            let io = |e| Error::io(path, e);
+            let mut names: Vec<String> = (0..data.ncols()).map(|j| format!("x{j}")).collect();
+            if labels.is_some() {
+                names.push("target".into());
+            }
+            writeln!(w, "{}", names.join(",")).map_err(io)?;
+            for (i, row) in data.rows().into_iter().enumerate() {
+                let mut cells: Vec<String> = row.iter().map(|v| format!("{v}")).collect();
+                if let Some(l) = labels {
+                    cells.push(l[i].to_string());
+                }
+                writeln!(w, "{}", cells.join(",")).map_err(io)?;
+            }
+            w.flush().map_err(io)
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn labels_round_trip_in_both_formats() {
+        let dir = tempfile::tempdir().unwrap();
+        let labels = vec![0i64, 2, -1, 1];
+        for name in ["l.npy", "l.csv"] {
+            let p = dir.path().join(name);
+            write_labels(&p, &labels).unwrap();
+            assert_eq!(read_labels(&p).unwrap(), labels, "{name}");
+        }
+        let p = dir.path().join("t.csv");
+        std::fs::write(&p, "x,target\n1.0,a\n2.0,b\n3.0,a\n").unwrap();
+        assert_eq!(read_labels(&p).unwrap(), vec![0, 1, 0]);
+        let p = dir.path().join("plain.txt");
+        std::fs::write(&p, "3\n3\n5\n").unwrap();
+        assert_eq!(read_labels(&p).unwrap(), vec![3, 3, 5]);
+    }
+
+    #[test]
+    fn unknown_extension_is_an_error() {
+        let e = read_matrix::<f64>("data.parquet").unwrap_err().to_string();
+        assert!(
+            e.contains("data.parquet") && e.contains("expected .npy or .csv"),
+            "{e}"
+        );
+    }
+}

@@ -1,0 +1,519 @@
+//! Reading NumPy `.npy` files (format versions 1–3), memory-mapped so that large files are
+//! read once, in place, and can be streamed by row blocks.
+//!
+//! Supported element types: float32, float64, int32, int64, little- or big-endian, in C or
+//! Fortran order. Writing goes through [`write_matrix_with`] and [`super::write_labels`].
+
+use crate::error::{Error, Result};
+use crate::scalar::Scalar;
+use ndarray::{Array2, ArrayView2, ArrayViewMut2};
+use rayon::prelude::*;
+use std::fs::File;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+const MAGIC: &[u8] = b"\x93NUMPY";
+
+/// Element type of an .npy file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NpyDtype {
+    /// float32.
+    F32,
+    /// float64.
+    F64,
+    /// int32.
+    I32,
+    /// int64.
+    I64,
+}
+
+impl NpyDtype {
+    fn size(self) -> usize {
+        match self {
+            NpyDtype::F32 | NpyDtype::I32 => 4,
+            NpyDtype::F64 | NpyDtype::I64 => 8,
+        }
+    }
+}
+
+/// The parsed header of an .npy file.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NpyHeader {
+    /// Element type.
+    pub dtype: NpyDtype,
+    /// Byte order of the elements.
+    pub big_endian: bool,
+    /// Column-major storage.
+    pub fortran_order: bool,
+    /// The array's shape (0, 1 or 2 dimensions are accepted by the readers).
+    pub shape: Vec<usize>,
+    /// Byte offset of the first element.
+    pub data_offset: usize,
+}
+
+/// An open, memory-mapped .npy file.
+pub struct NpyFile {
+    path: PathBuf,
+    header: NpyHeader,
+    map: Option<memmap2::Mmap>,
+}
+
+impl NpyFile {
+    /// Opens and maps `path`, parsing and checking its header and size.
+    pub fn open(path: impl AsRef<Path>) -> Result<Self> {
+        let path = path.as_ref().to_path_buf();
+        let file = File::open(&path).map_err(|e| Error::io(&path, e))?;
+        let len = file.metadata().map_err(|e| Error::io(&path, e))?.len();
+        if len == 0 {
+            return Err(Error::parse(&path, None, None, "file is empty"));
+        }
+        // SAFETY: the map is read-only; concurrent truncation by another process is the one
+        // hazard of any mmap reader, as with NumPy's own mmap_mode.
+        let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| Error::io(&path, e))?;
+        let header = parse_header(&path, &map)?;
+        let elems: usize = header.shape.iter().product();
+        let needed = header.data_offset as u64 + (elems * header.dtype.size()) as u64;
+        if len < needed {
+            return Err(Error::parse(
+                &path,
+                None,
+                None,
+                format!(
+                    "truncated .npy: shape {:?} needs {} bytes of data, the file has {}",
+                    header.shape,
+                    needed - header.data_offset as u64,
+                    len - header.data_offset as u64
+                ),
+            ));
+        }
+        Ok(NpyFile {
+            path,
+            header,
+            map: Some(map),
+        })
+    }
+
+    /// The parsed header.
+    pub fn header(&self) -> &NpyHeader {
+        &self.header
+    }
+
+    /// (rows, columns), reading a 1-D array as one column.
+    pub fn dim(&self) -> Result<(usize, usize)> {
+        match self.header.shape[..] {
+            [n] => Ok((n, 1)),
+            [n, d] => Ok((n, d)),
+            _ => Err(Error::parse(
+                &self.path,
+                None,
+                None,
+                format!("expected a 1-D or 2-D array, got shape {:?}", self.header.shape),
+            )),
+        }
+    }
+
+    fn bytes(&self) -> &[u8] {
+        let data = &self.map.as_ref().expect("mapped")[self.header.data_offset..];
+        let elems: usize = self.header.shape.iter().product();
+        &data[..elems * self.header.dtype.size()]
+    }
+
+    fn element(&self, bytes: &[u8], idx: usize) -> f64 {
+        let s = self.header.dtype.size();
+        let b = &bytes[idx * s..(idx + 1) * s];
+        let be = self.header.big_endian;
+        match self.header.dtype {
+            NpyDtype::F32 => {
+                let a = b.try_into().unwrap();
+                (if be {
+                    f32::from_be_bytes(a)
+                } else {
+                    f32::from_le_bytes(a)
+                }) as f64
+            }
+            NpyDtype::F64 => {
+                let a = b.try_into().unwrap();
+                if be {
+                    f64::from_be_bytes(a)
+                } else {
+                    f64::from_le_bytes(a)
+                }
+            }
+            NpyDtype::I32 => {
+                let a = b.try_into().unwrap();
+                (if be {
+                    i32::from_be_bytes(a)
+                } else {
+                    i32::from_le_bytes(a)
+                }) as f64
+            }
+            NpyDtype::I64 => {
+                let a = b.try_into().unwrap();
+                (if be {
+                    i64::from_be_bytes(a)
+                } else {
+                    i64::from_le_bytes(a)
+                }) as f64
+            }
+        }
+    }
+
+    /// A zero-copy view when the file already holds `F` little-endian in C order.
+    pub fn view<F: Scalar>(&self) -> Option<ArrayView2<'_, F>> {
+        let h = &self.header;
+        let same = matches!(
+            (F::DTYPE, h.dtype),
+            ("float32", NpyDtype::F32) | ("float64", NpyDtype::F64)
+        );
+        if !same || h.big_endian || h.fortran_order || cfg!(target_endian = "big") {
+            return None;
+        }
+        let (n, d) = self.dim().ok()?;
+        let bytes = self.bytes();
+        if (bytes.as_ptr() as usize) % std::mem::align_of::<F>() != 0 {
+            return None;
+        }
+        // SAFETY: the bytes are n*d initialised little-endian values of F's layout, aligned,
+        // and live as long as the map.
+        let slice = unsafe { std::slice::from_raw_parts(bytes.as_ptr() as *const F, n * d) };
+        ArrayView2::from_shape((n, d), slice).ok()
+    }
+
+    /// Rows `start..end` converted to `F` (the whole array with `0..nrows`).
+    pub fn rows<F: Scalar>(&self, start: usize, end: usize) -> Result<Array2<F>> {
+        let (n, d) = self.dim()?;
+        if start > end || end > n {
+            return Err(Error::param(
+                "rows",
+                format!("{start}..{end}"),
+                format!("file has {n} rows"),
+            ));
+        }
+        if let Some(v) = self.view::<F>() {
+            return Ok(v.slice(ndarray::s![start..end, ..]).to_owned());
+        }
+        let bytes = self.bytes();
+        let fortran = self.header.fortran_order;
+        let mut out = Array2::<F>::zeros((end - start, d));
+        out.axis_iter_mut(ndarray::Axis(0))
+            .into_par_iter()
+            .enumerate()
+            .for_each(|(r, mut row)| {
+                let i = start + r;
+                for (j, v) in row.iter_mut().enumerate() {
+                    let idx = if fortran { j * n + i } else { i * d + j };
+                    *v = F::from_f64_lossy(self.element(bytes, idx));
+                }
+            });
+        Ok(out)
+    }
+
+    /// The whole array converted to `F`.
+    pub fn to_array<F: Scalar>(&self) -> Result<Array2<F>> {
+        let (n, _) = self.dim()?;
+        self.rows(0, n)
+    }
+
+    /// A 1-D (or n×1) array of integer values, as labels.
+    pub fn to_labels(&self) -> Result<Vec<i64>> {
+        let (n, d) = self.dim()?;
+        if d != 1 {
+            return Err(Error::parse(
+                &self.path,
+                None,
+                None,
+                format!("labels must be a 1-D array, got shape {:?}", self.header.shape),
+            ));
+        }
+        let bytes = self.bytes();
+        (0..n)
+            .map(|i| {
+                let v = self.element(bytes, i);
+                if v.fract() != 0.0 || !v.is_finite() {
+                    Err(Error::parse(
+                        &self.path,
+                        None,
+                        None,
+                        format!("label {v} at index {i} is not an integer"),
+                    ))
+                } else {
+                    Ok(v as i64)
+                }
+            })
+            .collect()
+    }
+}
+
+fn parse_header(path: &Path, bytes: &[u8]) -> Result<NpyHeader> {
+    let err = |msg: String| Error::parse(path, None, None, msg);
+    if bytes.len() < 10 || &bytes[..6] != MAGIC {
+        return Err(err("not a .npy file (missing the \\x93NUMPY magic)".into()));
+    }
+    let major = bytes[6];
+    let (len, start) = match major {
+        1 => (u16::from_le_bytes([bytes[8], bytes[9]]) as usize, 10),
+        2 | 3 if bytes.len() >= 12 => (u32::from_le_bytes(bytes[8..12].try_into().unwrap()) as usize, 12),
+        _ => return Err(err(format!("unsupported .npy format version {major}"))),
+    };
+    let end = start + len;
+    if bytes.len() < end {
+        return Err(err("truncated .npy header".into()));
+    }
+    let text = std::str::from_utf8(&bytes[start..end]).map_err(|_| err("header is not valid text".into()))?;
+    let descr = dict_value(text, "descr").ok_or_else(|| err("header has no 'descr'".into()))?;
+    let descr = descr.trim().trim_matches(|c| c == '\'' || c == '"');
+    let (big_endian, dtype) = match descr {
+        "<f4" | "=f4" => (false, NpyDtype::F32),
+        "<f8" | "=f8" => (false, NpyDtype::F64),
+        "<i4" | "=i4" => (false, NpyDtype::I32),
+        "<i8" | "=i8" => (false, NpyDtype::I64),
+        ">f4" => (true, NpyDtype::F32),
+        ">f8" => (true, NpyDtype::F64),
+        ">i4" => (true, NpyDtype::I32),
+        ">i8" => (true, NpyDtype::I64),
+        other => {
+            return Err(err(format!(
+                "unsupported dtype {other}: expected float32, float64, int32 or int64"
+            )))
+        }
+    };
+    let fortran =
+        dict_value(text, "fortran_order").ok_or_else(|| err("header has no 'fortran_order'".into()))?;
+    let fortran_order = match fortran.trim() {
+        "True" => true,
+        "False" => false,
+        other => return Err(err(format!("bad fortran_order {other}"))),
+    };
+    let shape_text = dict_value(text, "shape").ok_or_else(|| err("header has no 'shape'".into()))?;
+    let shape = shape_text
+        .trim()
+        .trim_start_matches('(')
+        .trim_end_matches(')')
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(|s| s.trim_end_matches('L').parse::<usize>())
+        .collect::<std::result::Result<Vec<_>, _>>()
+        .map_err(|_| err(format!("bad shape {shape_text}")))?;
+    Ok(NpyHeader {
+        dtype,
+        big_endian,
+        fortran_order,
+        shape,
+        data_offset: end,
+    })
+}
+
+/// The text of `key`'s value in a Python dict literal (up to the next top-level comma).
+fn dict_value<'a>(text: &'a str, key: &str) -> Option<&'a str> {
+    let pos = text
+        .find(&format!("'{key}'"))
+        .or_else(|| text.find(&format!("\"{key}\"")))?;
+    let rest = &text[pos + key.len() + 2..];
+    let rest = rest.trim_start().strip_prefix(':')?;
+    let mut depth = 0i32;
+    for (i, c) in rest.char_indices() {
+        match c {
+            '(' | '[' => depth += 1,
+            ')' | ']' => depth -= 1,
+            ',' | '}' if depth == 0 => return Some(&rest[..i]),
+            _ => {}
+        }
+    }
+    None
+}
+
+/// The bytes of an .npy version-1 header (padded to 64 bytes) for a C-order array.
+pub(crate) fn header_bytes(descr: &str, shape: &[usize]) -> Vec<u8> {
+    let shape_text = match shape {
+        [n] => format!("({n},)"),
+        _ => format!(
+            "({})",
+            shape.iter().map(|s| s.to_string()).collect::<Vec<_>>().join(", ")
+        ),
+    };
+    let dict = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape_text}, }}");
+    let unpadded = MAGIC.len() + 4 + dict.len() + 1;
+    let pad = (64 - unpadded % 64) % 64;
+    let mut out = Vec::with_capacity(unpadded + pad);
+    out.extend_from_slice(MAGIC);
+    out.extend_from_slice(&[1, 0]);
+    out.extend_from_slice(&((dict.len() + pad + 1) as u16).to_le_bytes());
+    out.extend_from_slice(dict.as_bytes());
+    out.extend(std::iter::repeat_n(b' ', pad));
+    out.push(b'\n');
+    out
+}
+
+/// Writes an `rows × cols` little-endian C-order .npy of `F` at `path`, letting `fill` compute
+/// the values in place (the file is memory-mapped, so a matrix larger than memory can be
+/// produced). The file appears only if `fill` succeeds: it is written under a temporary name
+/// and renamed.
+pub fn write_matrix_with<F: Scalar>(
+    path: &Path,
+    rows: usize,
+    cols: usize,
+    fill: impl FnOnce(ArrayViewMut2<'_, F>) -> Result<()>,
+) -> Result<()> {
+    let descr = if F::DTYPE == "float32" { "<f4" } else { "<f8" };
+    let header = header_bytes(descr, &[rows, cols]);
+    let data_len = rows
+        .checked_mul(cols)
+        .and_then(|e| e.checked_mul(std::mem::size_of::<F>()))
+        .ok_or_else(|| Error::param("shape", format!("{rows} x {cols}"), "too large"))?;
+    super::atomic_write(path, |file| {
+        file.write_all(&header).map_err(|e| Error::io(path, e))?;
+        file.set_len((header.len() + data_len) as u64)
+            .map_err(|e| Error::io(path, e))?;
+        if data_len == 0 {
+            return fill(ArrayViewMut2::from_shape((rows, cols), &mut []).expect("empty"));
+        }
+        // SAFETY: the temporary file is ours alone until it is renamed.
+        let mut map = unsafe {
+            memmap2::MmapOptions::new()
+                .offset(header.len() as u64)
+                .map_mut(&*file)
+        }
+        .map_err(|e| Error::io(path, e))?;
+        // SAFETY: the map is page-aligned plus a 64-byte-multiple header offset, so aligned for F;
+        // it holds exactly rows*cols elements, zero-initialised by set_len.
+        let slice = unsafe { std::slice::from_raw_parts_mut(map.as_mut_ptr() as *mut F, rows * cols) };
+        let view = ArrayViewMut2::from_shape((rows, cols), slice).expect("shape matches length");
+        fill(view)?;
+        map.flush().map_err(|e| Error::io(path, e))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    fn write_raw(dir: &Path, name: &str, header: &str, version: u8, data: &[u8]) -> PathBuf {
+        let p = dir.join(name);
+        let mut f = File::create(&p).unwrap();
+        f.write_all(MAGIC).unwrap();
+        f.write_all(&[version, 0]).unwrap();
+        if version == 1 {
+            f.write_all(&(header.len() as u16).to_le_bytes()).unwrap();
+        } else {
+            f.write_all(&(header.len() as u32).to_le_bytes()).unwrap();
+        }
+        f.write_all(header.as_bytes()).unwrap();
+        f.write_all(data).unwrap();
+        p
+    }
+
+    #[test]
+    fn reads_versions_orders_and_dtypes() {
+        let dir = tempfile::tempdir().unwrap();
+        let vals = [1.0f64, 2.0, 3.0, 4.0, 5.0, 6.0];
+        let le: Vec<u8> = vals.iter().flat_map(|v| v.to_le_bytes()).collect();
+        for v in [1u8, 2, 3] {
+            let p = write_raw(
+                dir.path(),
+                &format!("v{v}.npy"),
+                "{'descr': '<f8', 'fortran_order': False, 'shape': (2, 3), }\n",
+                v,
+                &le,
+            );
+            let a = NpyFile::open(&p).unwrap().to_array::<f64>().unwrap();
+            assert_eq!(a, ndarray::array![[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]);
+        }
+        let p = write_raw(
+            dir.path(),
+            "f.npy",
+            "{'descr': '<f8', 'fortran_order': True, 'shape': (2, 3), }\n",
+            1,
+            &le,
+        );
+        let a = NpyFile::open(&p).unwrap().to_array::<f32>().unwrap();
+        assert_eq!(a, ndarray::array![[1.0f32, 3.0, 5.0], [2.0, 4.0, 6.0]]);
+        let be: Vec<u8> = [7i32, -8].iter().flat_map(|v| v.to_be_bytes()).collect();
+        let p = write_raw(
+            dir.path(),
+            "be.npy",
+            "{'descr': '>i4', 'fortran_order': False, 'shape': (2,), }\n",
+            1,
+            &be,
+        );
+        assert_eq!(NpyFile::open(&p).unwrap().to_labels().unwrap(), vec![7, -8]);
+        let i8s: Vec<u8> = [3i64, 4].iter().flat_map(|v| v.to_le_bytes()).collect();
+        let p = write_raw(
+            dir.path(),
+            "i8.npy",
+            "{'descr': '<i8', 'fortran_order': False, 'shape': (1, 2), }\n",
+            1,
+            &i8s,
+        );
+        assert_eq!(
+            NpyFile::open(&p).unwrap().to_array::<f64>().unwrap(),
+            ndarray::array![[3.0, 4.0]]
+        );
+    }
+
+    #[test]
+    fn malformed_files_are_named_errors() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = write_raw(
+            dir.path(),
+            "t.npy",
+            "{'descr': '<f8', 'fortran_order': False, 'shape': (2, 3), }\n",
+            1,
+            &[0u8; 40],
+        );
+        let e = NpyFile::open(&p).err().unwrap().to_string();
+        assert!(e.contains("t.npy") && e.contains("truncated"), "{e}");
+        let p = write_raw(
+            dir.path(),
+            "u.npy",
+            "{'descr': '<f2', 'fortran_order': False, 'shape': (1,), }\n",
+            1,
+            &[0u8; 2],
+        );
+        assert!(NpyFile::open(&p)
+            .err()
+            .unwrap()
+            .to_string()
+            .contains("unsupported dtype <f2"));
+        let p = dir.path().join("bad.npy");
+        std::fs::write(&p, b"hello world").unwrap();
+        assert!(NpyFile::open(&p)
+            .err()
+            .unwrap()
+            .to_string()
+            .contains("not a .npy file"));
+        let p = dir.path().join("empty.npy");
+        std::fs::write(&p, b"").unwrap();
+        assert!(NpyFile::open(&p)
+            .err()
+            .unwrap()
+            .to_string()
+            .contains("file is empty"));
+    }
+
+    #[test]
+    fn written_matrix_round_trips_and_failure_leaves_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("m.npy");
+        write_matrix_with::<f32>(&p, 3, 2, |mut v| {
+            v.iter_mut().enumerate().for_each(|(i, x)| *x = i as f32);
+            Ok(())
+        })
+        .unwrap();
+        let f = NpyFile::open(&p).unwrap();
+        assert_eq!(f.header().data_offset % 64, 0);
+        assert_eq!(
+            f.view::<f32>().unwrap(),
+            ndarray::array![[0.0f32, 1.0], [2.0, 3.0], [4.0, 5.0]]
+        );
+        let q = dir.path().join("fail.npy");
+        let r = write_matrix_with::<f64>(&q, 2, 2, |_| Err(Error::param("x", 1, "fails")));
+        assert!(r.is_err());
+        assert_eq!(
+            std::fs::read_dir(dir.path()).unwrap().count(),
+            1,
+            "only m.npy remains"
+        );
+    }
+}

@@ -1,0 +1,282 @@
+//! Dissimilarities between the points of one data set, as the medoid methods and the
+//! silhouette consume them: a dense square matrix, a packed lower triangle (half the memory),
+//! or computed on the fly from points and a metric (O(1) memory beyond the points, so
+//! algorithms that need only O(n·k) distances never allocate n×n).
+//!
+//! The packed layout follows the `kmedoids` crate's `LowerTriangle`: no diagonal, entry
+//! (i, j) with i > j at index i(i−1)/2 + j.
+
+use crate::backend::Backend;
+use crate::data::validate::{check_dissimilarity_matrix, check_points, SYMMETRY_TOL};
+use crate::error::{Error, Result};
+use crate::metric::Metric;
+use crate::scalar::Scalar;
+use ndarray::{Array2, ArrayView2, CowArray, Ix2};
+use num_traits::{ToPrimitive, Zero};
+use std::fmt::Debug;
+
+/// Values a dissimilarity can hold: floats or integers.
+pub trait DissimValue: Copy + PartialOrd + Zero + ToPrimitive + Send + Sync + Debug + 'static {}
+impl<T: Copy + PartialOrd + Zero + ToPrimitive + Send + Sync + Debug + 'static> DissimValue for T {}
+
+/// A symmetric dissimilarity over `len()` objects with zero self-dissimilarity.
+pub trait Dissimilarity: Sync {
+    /// The element type.
+    type Value: DissimValue;
+    /// Number of objects.
+    fn len(&self) -> usize;
+    /// Dissimilarity between objects `i` and `j` (both `< len()`).
+    fn get(&self, i: usize, j: usize) -> Self::Value;
+    /// True when there are no objects.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// A dense square dissimilarity matrix, borrowed or owned.
+#[derive(Clone, Debug)]
+pub struct DenseMatrix<'a, T> {
+    m: CowArray<'a, T, Ix2>,
+}
+
+impl<'a, T: DissimValue> DenseMatrix<'a, T> {
+    /// Wraps a matrix after checking it is square, finite, non-negative and symmetric within
+    /// [`SYMMETRY_TOL`].
+    pub fn new(m: impl Into<CowArray<'a, T, Ix2>>) -> Result<Self> {
+        let m = m.into();
+        check_dissimilarity_matrix(m.view(), SYMMETRY_TOL)?;
+        Ok(DenseMatrix { m })
+    }
+
+    /// The matrix.
+    pub fn view(&self) -> ArrayView2<'_, T> {
+        self.m.view()
+    }
+}
+
+impl<F: Scalar> DenseMatrix<'static, F> {
+    /// Computes the full matrix of `points` with `backend`, refusing when it would need more
+    /// than `max_bytes` (see [`memory_budget`]).
+    pub fn from_points<M: Metric, B: Backend>(
+        points: ArrayView2<F>,
+        metric: &M,
+        backend: &B,
+        max_bytes: u64,
+    ) -> Result<Self> {
+        check_points(points)?;
+        let n = points.nrows();
+        let needed = (n as u64)
+            .saturating_mul(n as u64)
+            .saturating_mul(std::mem::size_of::<F>() as u64);
+        if needed > max_bytes {
+            return Err(Error::TooLarge {
+                what: format!("a {n} x {n} {} distance matrix", F::DTYPE),
+                needed,
+                limit: max_bytes,
+                hint: "use the on-the-fly dissimilarity (OnTheFly) or a CLARA-type method".into(),
+            });
+        }
+        let mut m = Array2::<F>::zeros((n, n));
+        backend.pairwise(points, points, metric, m.view_mut())?;
+        Ok(DenseMatrix { m: m.into() })
+    }
+}
+
+impl<T: DissimValue> Dissimilarity for DenseMatrix<'_, T> {
+    type Value = T;
+    fn len(&self) -> usize {
+        self.m.nrows()
+    }
+    #[inline]
+    fn get(&self, i: usize, j: usize) -> T {
+        self.m[[i, j]]
+    }
+}
+
+/// A packed lower triangle without diagonal: n(n−1)/2 values.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LowerTriangle<T> {
+    n: usize,
+    data: Vec<T>,
+}
+
+impl<T: DissimValue> LowerTriangle<T> {
+    /// Wraps packed values (row i holds d(i, 0..i)), checking the length, finiteness and signs.
+    pub fn new(n: usize, data: Vec<T>) -> Result<Self> {
+        let expected = n * n.saturating_sub(1) / 2;
+        if data.len() != expected {
+            return Err(Error::ShapeMismatch {
+                what: format!("packed lower triangle of {n} objects"),
+                expected: expected.to_string(),
+                got: data.len().to_string(),
+            });
+        }
+        for i in 1..n {
+            for j in 0..i {
+                let v = data[i * (i - 1) / 2 + j].to_f64().unwrap_or(f64::NAN);
+                if !v.is_finite() {
+                    return Err(Error::NonFinite {
+                        what: "dissimilarity matrix",
+                        row: i,
+                        col: j,
+                        value: v,
+                    });
+                }
+                if v < 0.0 {
+                    return Err(Error::NegativeDissimilarity { i, j, value: v });
+                }
+            }
+        }
+        Ok(LowerTriangle { n, data })
+    }
+
+    /// Packs a dense matrix (checked as [`DenseMatrix::new`] does).
+    pub fn from_dense(m: ArrayView2<T>) -> Result<Self> {
+        check_dissimilarity_matrix(m, SYMMETRY_TOL)?;
+        let n = m.nrows();
+        let data = (1..n).flat_map(|i| (0..i).map(move |j| m[[i, j]])).collect();
+        Ok(LowerTriangle { n, data })
+    }
+
+    /// The packed values.
+    pub fn as_slice(&self) -> &[T] {
+        &self.data
+    }
+}
+
+impl<T: DissimValue> Dissimilarity for LowerTriangle<T> {
+    type Value = T;
+    fn len(&self) -> usize {
+        self.n
+    }
+    #[inline]
+    fn get(&self, i: usize, j: usize) -> T {
+        use std::cmp::Ordering::*;
+        match i.cmp(&j) {
+            Greater => self.data[i * (i - 1) / 2 + j],
+            Less => self.data[j * (j - 1) / 2 + i],
+            Equal => T::zero(),
+        }
+    }
+}
+
+/// Dissimilarities computed when asked, from points and a metric.
+#[derive(Clone, Debug)]
+pub struct OnTheFly<'a, F, M> {
+    points: CowArray<'a, F, Ix2>,
+    metric: M,
+}
+
+impl<'a, F: Scalar, M: Metric> OnTheFly<'a, F, M> {
+    /// Checks the points (finite, non-empty, a dimension the metric accepts) and wraps them.
+    pub fn new(points: ArrayView2<'a, F>, metric: M) -> Result<Self> {
+        check_points(points)?;
+        metric.check_dim(points.ncols())?;
+        // Rows must be contiguous slices for the metric; copy only a non-standard layout.
+        Ok(OnTheFly {
+            points: crate::data::standard_layout(points),
+            metric,
+        })
+    }
+
+    /// The points.
+    pub fn points(&self) -> ArrayView2<'_, F> {
+        self.points.view()
+    }
+
+    /// The metric.
+    pub fn metric(&self) -> &M {
+        &self.metric
+    }
+}
+
+impl<F: Scalar, M: Metric> Dissimilarity for OnTheFly<'_, F, M> {
+    type Value = F;
+    fn len(&self) -> usize {
+        self.points.nrows()
+    }
+    #[inline]
+    fn get(&self, i: usize, j: usize) -> F {
+        if i == j {
+            return F::zero();
+        }
+        let (a, b) = (self.points.row(i), self.points.row(j));
+        self.metric.distance(
+            a.as_slice().expect("standard layout"),
+            b.as_slice().expect("standard layout"),
+        )
+    }
+}
+
+/// A memory budget for n×n allocations: 80% of the memory the system reports as available
+/// (`MemAvailable` in /proc/meminfo), or 8 GiB where that cannot be read.
+pub fn memory_budget() -> u64 {
+    let avail = std::fs::read_to_string("/proc/meminfo").ok().and_then(|s| {
+        s.lines()
+            .find(|l| l.starts_with("MemAvailable:"))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|kb| kb.parse::<u64>().ok())
+            .map(|kb| kb * 1024)
+    });
+    avail.map_or(8 << 30, |b| b / 5 * 4)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::CpuBackend;
+    use crate::metric::MetricKind;
+    use ndarray::array;
+
+    #[test]
+    fn three_forms_agree() {
+        let x = array![[0.0f64, 0.0], [3.0, 4.0], [1.0, 1.0], [-2.0, 5.0]];
+        let dense =
+            DenseMatrix::from_points(x.view(), &MetricKind::Euclidean, &CpuBackend::default(), u64::MAX)
+                .unwrap();
+        let tri = LowerTriangle::from_dense(dense.view()).unwrap();
+        let otf = OnTheFly::new(x.view(), MetricKind::Euclidean).unwrap();
+        assert_eq!(tri.as_slice().len(), 6);
+        for i in 0..4 {
+            for j in 0..4 {
+                let e = MetricKind::Euclidean
+                    .distance(x.row(i).as_slice().unwrap(), x.row(j).as_slice().unwrap());
+                assert!((dense.get(i, j) - e).abs() < 1e-12);
+                assert!((tri.get(i, j) - e).abs() < 1e-12);
+                assert!((otf.get(i, j) - e).abs() < 1e-12);
+            }
+        }
+        assert_eq!(dense.get(0, 1), 5.0);
+    }
+
+    #[test]
+    fn kmedoids_crate_packed_layout() {
+        // The kmedoids crate's fixture: LowerTriangle{n:5, data:[1,2,3,4,5,6,7,8,9,1]}.
+        let t = LowerTriangle::new(5, vec![1, 2, 3, 4, 5, 6, 7, 8, 9, 1]).unwrap();
+        assert_eq!(
+            (
+                t.get(1, 0),
+                t.get(2, 0),
+                t.get(2, 1),
+                t.get(4, 3),
+                t.get(3, 4),
+                t.get(2, 2)
+            ),
+            (1, 2, 3, 1, 1, 0)
+        );
+        assert!(LowerTriangle::new(5, vec![1; 9]).is_err());
+        assert!(matches!(
+            LowerTriangle::new(2, vec![-1.0]),
+            Err(Error::NegativeDissimilarity { i: 1, j: 0, .. })
+        ));
+    }
+
+    #[test]
+    fn refuses_matrix_beyond_budget() {
+        let x = Array2::<f32>::zeros((100, 2));
+        let e = DenseMatrix::from_points(x.view(), &MetricKind::Euclidean, &CpuBackend::default(), 1000)
+            .unwrap_err();
+        let msg = e.to_string();
+        assert!(msg.contains("100 x 100") && msg.contains("OnTheFly"), "{msg}");
+    }
+}

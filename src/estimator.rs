@@ -1,0 +1,82 @@
+//! The estimator pattern every algorithm follows.
+//!
+//! - A `Params` struct with documented defaults and builder setters
+//!   (`FasterPam::new(k).max_iter(100).seed(7)`), validated once in [`Fit::fit`].
+//! - `fit(&input) -> Result<Model>`; the model implements [`Clustering`] (labels, number of
+//!   clusters, objective, iterations, convergence) plus its own results (medoids, centres...).
+//! - Where assigning new points is defined, the model implements [`Predict`].
+//! - Every random choice comes from a `seed: u64`; the same seed gives the same result for any
+//!   thread count.
+//! - Long runs report [`Progress`] through an optional [`ProgressFn`].
+//! - Non-convergence is reported by [`Clustering::converged`], not as an error.
+
+use crate::error::Result;
+use std::fmt;
+use std::sync::Arc;
+
+/// One progress report of an iterative algorithm.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Progress {
+    /// Iterations (or steps) done so far.
+    pub iteration: usize,
+    /// Upper bound on iterations, when known.
+    pub max_iter: Option<usize>,
+    /// The current objective, when defined.
+    pub objective: Option<f64>,
+}
+
+/// A progress callback; the CLI turns it into a progress bar.
+#[derive(Clone)]
+pub struct ProgressFn(pub Arc<dyn Fn(&Progress) + Send + Sync>);
+
+impl ProgressFn {
+    /// Wraps a closure.
+    pub fn new(f: impl Fn(&Progress) + Send + Sync + 'static) -> Self {
+        ProgressFn(Arc::new(f))
+    }
+
+    /// Reports one step.
+    pub fn report(&self, p: &Progress) {
+        (self.0)(p)
+    }
+}
+
+impl fmt::Debug for ProgressFn {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ProgressFn")
+    }
+}
+
+/// Fitting an algorithm's parameters to an input.
+pub trait Fit<Input: ?Sized> {
+    /// The fitted model.
+    type Model;
+    /// Validates the parameters against the input and fits.
+    fn fit(&self, input: &Input) -> Result<Self::Model>;
+}
+
+/// Assigning new inputs with a fitted model.
+pub trait Predict<Input: ?Sized> {
+    /// What is returned per input (usually labels).
+    type Output;
+    /// Assigns `input`.
+    fn predict(&self, input: &Input) -> Result<Self::Output>;
+}
+
+/// What every fitted clustering model reports.
+pub trait Clustering {
+    /// Cluster label of each point (−1 = noise, see [`crate::NOISE`]).
+    fn labels(&self) -> &[i64];
+    /// Number of clusters found (noise excluded).
+    fn n_clusters(&self) -> usize;
+    /// The algorithm's objective at the end (`None` where it has none).
+    fn loss(&self) -> Option<f64>;
+    /// Iterations run.
+    fn n_iter(&self) -> usize;
+    /// Whether the stopping rule was met before the iteration limit.
+    fn converged(&self) -> bool;
+    /// Number of points labelled noise.
+    fn n_noise(&self) -> usize {
+        self.labels().iter().filter(|&&l| l < 0).count()
+    }
+}

@@ -1,0 +1,41 @@
+//! # clustr
+//!
+//! Scalable clustering in Rust: the k-medoids family (PAM, FastPAM1/2, FasterPAM, CLARA,
+//! CLARANS), k-means with Gaussian-mixture validation (PPP), DBSCAN and OPTICS, kernel power
+//! k-means with random Fourier features, and MagmaClust.
+//!
+//! This crate root holds the foundation every algorithm stands on:
+//! - [`Error`] and input validation ([`data::validate`]);
+//! - [`Metric`] / [`MetricKind`] and [`Dissimilarity`] (dense, packed, on the fly);
+//! - the [`Backend`] of hot kernels with its CPU implementation [`CpuBackend`];
+//! - the estimator pattern ([`estimator`]);
+//! - evaluation measures ([`eval`]), data I/O ([`data`]) and data sets ([`datasets`]).
+
+pub mod backend;
+pub mod data;
+pub mod datasets;
+pub mod dissim;
+pub mod error;
+pub mod estimator;
+pub mod eval;
+pub mod linalg;
+pub mod metric;
+pub mod scalar;
+
+pub use backend::{Backend, BackendChoice, CpuBackend, Nearest, NearestTwo};
+pub use dissim::{DenseMatrix, Dissimilarity, LowerTriangle, OnTheFly};
+pub use error::{Error, Result};
+pub use estimator::{Clustering, Fit, Predict, Progress, ProgressFn};
+pub use metric::{Metric, MetricKind};
+pub use scalar::Scalar;
+
+/// The label of a point assigned to no cluster (DBSCAN/OPTICS noise).
+pub const NOISE: i64 = -1;
+
+/// Everything a typical user needs.
+pub mod prelude {
+    pub use crate::{
+        Backend, Clustering, CpuBackend, DenseMatrix, Dissimilarity, Error, Fit, LowerTriangle, Metric,
+        MetricKind, OnTheFly, Predict, Result, Scalar, NOISE,
+    };
+}

@@ -1,0 +1,71 @@
+//! The floating-point element types clustr computes in (f32 and f64).
+
+use crate::backend::simd;
+use std::fmt::{Debug, Display};
+
+/// An element type of data and distance matrices: `f32` or `f64`.
+///
+/// Losses and other long sums are accumulated in `f64` whatever the element type.
+pub trait Scalar:
+    num_traits::Float
+    + crate::linalg::LinalgScalar
+    + num_traits::FromPrimitive
+    + ndarray::ScalarOperand
+    + Debug
+    + Display
+    + Default
+    + Send
+    + Sync
+    + 'static
+{
+    /// Name as in NumPy (`"float32"`, `"float64"`).
+    const DTYPE: &'static str;
+    /// Converts from f64 (rounding to nearest for f32).
+    fn from_f64_lossy(v: f64) -> Self;
+    /// Converts to f64 exactly.
+    fn to_f64_exact(self) -> f64;
+    /// Σ(aᵢ − bᵢ)² with the backend's SIMD kernel.
+    fn sqeuclidean(a: &[Self], b: &[Self]) -> Self;
+    /// Σ aᵢbᵢ with the backend's SIMD kernel.
+    fn dot(a: &[Self], b: &[Self]) -> Self;
+    /// Σ|aᵢ − bᵢ| with the backend's SIMD kernel.
+    fn manhattan(a: &[Self], b: &[Self]) -> Self;
+}
+
+impl Scalar for f32 {
+    const DTYPE: &'static str = "float32";
+    fn from_f64_lossy(v: f64) -> Self {
+        v as f32
+    }
+    fn to_f64_exact(self) -> f64 {
+        self as f64
+    }
+    fn sqeuclidean(a: &[Self], b: &[Self]) -> Self {
+        (simd::f32_kernels().sqeuclidean)(a, b)
+    }
+    fn dot(a: &[Self], b: &[Self]) -> Self {
+        (simd::f32_kernels().dot)(a, b)
+    }
+    fn manhattan(a: &[Self], b: &[Self]) -> Self {
+        (simd::f32_kernels().manhattan)(a, b)
+    }
+}
+
+impl Scalar for f64 {
+    const DTYPE: &'static str = "float64";
+    fn from_f64_lossy(v: f64) -> Self {
+        v
+    }
+    fn to_f64_exact(self) -> f64 {
+        self
+    }
+    fn sqeuclidean(a: &[Self], b: &[Self]) -> Self {
+        (simd::f64_kernels().sqeuclidean)(a, b)
+    }
+    fn dot(a: &[Self], b: &[Self]) -> Self {
+        (simd::f64_kernels().dot)(a, b)
+    }
+    fn manhattan(a: &[Self], b: &[Self]) -> Self {
+        (simd::f64_kernels().manhattan)(a, b)
+    }
+}
