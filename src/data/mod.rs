@@ -177,13 +177,9 @@ pub fn write_labels(path: impl AsRef<Path>, labels: &[i64]) -> Result<()> {
     })
 }
 
-/// Writes a data matrix, with optional labels as a last column named `target` (text only;
-/// .npy holds the data alone).
-pub fn write_matrix(
-    path: impl AsRef<Path>,
-    data: ndarray::ArrayView2<f64>,
-    labels: Option<&[i64]>,
-) -> Result<()> {
+/// Writes a data matrix as .npy (f64) or as delimited text with a header of column names
+/// (`x0, x1, ...` when `names` is empty).
+pub fn write_matrix(path: impl AsRef<Path>, data: ndarray::ArrayView2<f64>, names: &[String]) -> Result<()> {
     let path = path.as_ref();
     match FileKind::of(path)? {
         FileKind::Npy => npy::write_matrix_with::<f64>(path, data.nrows(), data.ncols(), |mut out| {
@@ -191,21 +187,19 @@ pub fn write_matrix(
             Ok(())
         }),
         FileKind::Csv => atomic_write(path, |file| {
-            let mut w = BufWriter::new(file);
-            let io = |e| Error::io(path, e);
-            let mut names: Vec<String> = (0..data.ncols()).map(|j| format!("x{j}")).collect();
-            if labels.is_some() {
-                names.push("target".into());
+            let mut w = ::csv::Writer::from_writer(BufWriter::new(file));
+            let to_err = |e: ::csv::Error| Error::parse(path, None, None, e.to_string());
+            if names.len() == data.ncols() {
+                w.write_record(names).map_err(to_err)?;
+            } else {
+                w.write_record((0..data.ncols()).map(|j| format!("x{j}")))
+                    .map_err(to_err)?;
             }
-            writeln!(w, "{}", names.join(",")).map_err(io)?;
-            for (i, row) in data.rows().into_iter().enumerate() {
-                let mut cells: Vec<String> = row.iter().map(|v| format!("{v}")).collect();
-                if let Some(l) = labels {
-                    cells.push(l[i].to_string());
-                }
-                writeln!(w, "{}", cells.join(",")).map_err(io)?;
+            for row in data.rows() {
+                w.write_record(row.iter().map(|v| v.to_string()))
+                    .map_err(to_err)?;
             }
-            w.flush().map_err(io)
+            w.flush().map_err(|e| Error::io(path, e))
         }),
     }
 }

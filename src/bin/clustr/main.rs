@@ -1,0 +1,69 @@
+//! The `clustr` command line: a thin layer over the library (see DESIGN.md, "CLI contract").
+//!
+//! Exit codes: 0 success, 2 bad input or parameters (one line on stderr naming the problem),
+//! 1 other failures. Output files are written whole or not at all.
+
+mod datasets_cmd;
+mod distances;
+mod eval_cmd;
+mod harness;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+/// Scalable clustering: k-medoids, k-means and Gaussian mixtures, DBSCAN/OPTICS, kernel
+/// power k-means, MagmaClust.
+#[derive(Parser)]
+#[command(name = "clustr", version, about, max_term_width = 100)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Full pairwise distance matrix of the rows of INPUT, written as .npy.
+    Distances(distances::Args),
+    /// External (ARI, NMI, ACC, purity) and internal (silhouette, CH, DB) measures of labels.
+    Eval(eval_cmd::Args),
+    /// List or export the shipped data sets and the generators.
+    Datasets(datasets_cmd::Args),
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            use clap::error::ErrorKind::*;
+            if matches!(
+                e.kind(),
+                DisplayHelp | DisplayVersion | DisplayHelpOnMissingArgumentOrSubcommand
+            ) {
+                let _ = e.print();
+                return if e.kind() == DisplayHelpOnMissingArgumentOrSubcommand {
+                    ExitCode::from(2)
+                } else {
+                    ExitCode::SUCCESS
+                };
+            }
+            return harness::fail(&harness::CliError::usage(first_line(&e.to_string())));
+        }
+    };
+    let result = match cli.command {
+        Command::Distances(a) => distances::run(a),
+        Command::Eval(a) => eval_cmd::run(a),
+        Command::Datasets(a) => datasets_cmd::run(a),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => harness::fail(&e),
+    }
+}
+
+fn first_line(s: &str) -> String {
+    s.lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("invalid arguments")
+        .trim_start_matches("error: ")
+        .to_string()
+}
