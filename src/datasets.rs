@@ -398,9 +398,9 @@ impl GeoHotspots {
         for _ in 0..self.n_noise {
             data[[row, 0]] = rng.random_range(la0..la1);
             data[[row, 1]] = rng.random_range(lo0..lo1);
-            target.push(NOISE);
             row += 1;
         }
+        target.resize(n, NOISE);
         let mut ds = shuffled("geo_hotspots", data, target, &mut rng);
         ds.feature_names = vec!["latitude".into(), "longitude".into()];
         Ok(ds)

@@ -246,7 +246,8 @@ pub fn silhouette_score<D: Dissimilarity>(d: &D, labels: &[i64]) -> Result<f64> 
 
 /// Medoid silhouette: the mean over points of 1 − d₁/d₂, with d₁ and d₂ the dissimilarities
 /// to the nearest and second-nearest medoid (O(n·k)); returns (mean, per point). As in the
-/// `kmedoids` package, a point with d₁ = d₂ = 0 scores 0, and k = 1 scores 0.
+/// `kmedoids` package, a point with d₁ = 0 scores 1 (even when d₂ = 0), and with k = 1 every
+/// point scores 1 (d₂ = ∞).
 pub fn medoid_silhouette<D: Dissimilarity>(d: &D, medoids: &[usize]) -> Result<(f64, Vec<f64>)> {
     let n = d.len();
     if n == 0 {
@@ -262,9 +263,6 @@ pub fn medoid_silhouette<D: Dissimilarity>(d: &D, medoids: &[usize]) -> Result<(
             format!("index out of range for n = {n}"),
         ));
     }
-    if medoids.len() == 1 {
-        return Ok((0.0, vec![0.0; n]));
-    }
     let s: Vec<f64> = (0..n)
         .into_par_iter()
         .map(|i| {
@@ -278,8 +276,8 @@ pub fn medoid_silhouette<D: Dissimilarity>(d: &D, medoids: &[usize]) -> Result<(
                     d2 = v;
                 }
             }
-            if d2 == 0.0 {
-                0.0
+            if d1 == 0.0 {
+                1.0
             } else {
                 1.0 - d1 / d2
             }

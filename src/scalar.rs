@@ -9,6 +9,7 @@ use std::fmt::{Debug, Display};
 pub trait Scalar:
     num_traits::Float
     + crate::linalg::LinalgScalar
+    + num_traits::NumAssign
     + num_traits::FromPrimitive
     + ndarray::ScalarOperand
     + Debug

@@ -17,6 +17,8 @@ use rayon::prelude::*;
 const ROW_BLOCK: usize = 64;
 /// Rows of `x` per task on the GEMM path.
 const GEMM_BLOCK: usize = 256;
+/// Rows of `y` per GEMM tile (256 × 512 outputs stay in the L2 cache for the epilogue).
+const GEMM_Y_TILE: usize = 512;
 /// Rows of `y` per cache tile on the pair-by-pair path.
 const Y_TILE: usize = 256;
 
@@ -88,7 +90,7 @@ impl CpuBackend {
                 .collect();
             let mut yc = y.to_owned();
             for mut row in yc.rows_mut() {
-                row.iter_mut().zip(&mu).for_each(|(v, &m)| *v = *v - m);
+                row.iter_mut().zip(&mu).for_each(|(v, &m)| *v -= m);
             }
             let ny = yc
                 .rows()
@@ -124,25 +126,45 @@ impl CpuBackend {
             Plan::Gemm { yc, ny, mu, root } => {
                 let mut xc = xb.to_owned();
                 for mut row in xc.rows_mut() {
-                    row.iter_mut().zip(mu).for_each(|(v, &m)| *v = *v - m);
+                    row.iter_mut().zip(mu).for_each(|(v, &m)| *v -= m);
                 }
                 let nx: Vec<F> = xc
                     .rows()
                     .into_iter()
                     .map(|r| sq_norm(r.as_slice().unwrap()))
                     .collect();
-                gemm_abt(xc.view(), yc.view(), out.view_mut(), F::from_f64_lossy(-2.0));
                 let tau = F::from_f64_lossy(if F::DTYPE == "float32" { 1e-2 } else { 1e-6 });
-                for (i, mut row) in out.rows_mut().into_iter().enumerate() {
-                    let a = xb.row(i);
-                    let a = a.as_slice().unwrap();
-                    for (j, v) in row.iter_mut().enumerate() {
-                        let norms = nx[i] + ny[j];
-                        let mut d2 = (*v + norms).max(F::zero());
-                        if self.exact_recompute && d2 <= tau * norms {
-                            d2 = F::sqeuclidean(a, y.row(j).as_slice().unwrap());
+                // Tiles of y small enough that the epilogue finds the GEMM output in cache.
+                for t in (0..y.nrows()).step_by(GEMM_Y_TILE) {
+                    let end = (t + GEMM_Y_TILE).min(y.nrows());
+                    let mut tile = out.slice_mut(s![.., t..end]);
+                    gemm_abt(
+                        xc.view(),
+                        yc.slice(s![t..end, ..]),
+                        tile.view_mut(),
+                        F::from_f64_lossy(-2.0),
+                    );
+                    let ny = &ny[t..end];
+                    for (i, mut row) in tile.rows_mut().into_iter().enumerate() {
+                        let row = row.as_slice_mut().expect("output rows are contiguous");
+                        let nxi = nx[i];
+                        let mut suspect = false;
+                        for (v, &nyj) in row.iter_mut().zip(ny) {
+                            *v = (*v + nxi + nyj).max(F::zero());
+                            suspect |= *v <= tau * (nxi + nyj);
                         }
-                        *v = if *root { d2.sqrt() } else { d2 };
+                        if self.exact_recompute && suspect {
+                            let a = xb.row(i);
+                            let a = a.as_slice().unwrap();
+                            for (j, (v, &nyj)) in row.iter_mut().zip(ny).enumerate() {
+                                if *v <= tau * (nxi + nyj) {
+                                    *v = F::sqeuclidean(a, y.row(t + j).as_slice().unwrap());
+                                }
+                            }
+                        }
+                        if *root {
+                            row.iter_mut().for_each(|v| *v = v.sqrt());
+                        }
                     }
                 }
             }
@@ -169,6 +191,29 @@ impl CpuBackend {
             },
         }
     }
+}
+
+/// The two smallest values of `(index, distance)` pairs given in increasing index order; ties
+/// go to the lower index.
+fn two_smallest<F: Scalar>(mut it: impl Iterator<Item = (usize, F)>) -> NearestTwo<F> {
+    let (index, distance) = it.next().expect("at least one centre");
+    let mut first = Nearest { index, distance };
+    let mut second: Option<Nearest<F>> = None;
+    for (j, d) in it {
+        if d < first.distance {
+            second = Some(first);
+            first = Nearest {
+                index: j,
+                distance: d,
+            };
+        } else if second.is_none_or(|s| d < s.distance) {
+            second = Some(Nearest {
+                index: j,
+                distance: d,
+            });
+        }
+    }
+    NearestTwo { first, second }
 }
 
 fn sq_norm<F: Scalar>(a: &[F]) -> F {
@@ -207,6 +252,13 @@ impl Backend for CpuBackend {
         mut out: ArrayViewMut2<F>,
     ) -> Result<()> {
         check_pairwise_shapes(&x, &y, metric, Some(out.dim()))?;
+        if !out.is_standard_layout() {
+            // The kernels write contiguous rows; fill a C-order buffer and copy.
+            let mut buf = Array2::<F>::zeros(out.dim());
+            self.pairwise(x, y, metric, buf.view_mut())?;
+            out.assign(&buf);
+            return Ok(());
+        }
         let (x, y) = (standard_layout(x), standard_layout(y));
         let plan = self.plan(y.view(), metric.kind(), false);
         let rb = if matches!(plan, Plan::Gemm { .. }) {
@@ -254,6 +306,14 @@ impl Backend for CpuBackend {
         let plan = self.plan(c.view(), metric.kind(), true);
         let root = metric.kind() == Some(MetricKind::Euclidean);
         let k = c.nrows();
+        let eps = F::epsilon();
+        // On the GEMM path, candidates within the form's error bound of the second-smallest
+        // value are recomputed exactly, so the winners and their ties are those of exact
+        // distances (lowest index first), as on the direct path.
+        let refine = match &plan {
+            Plan::Gemm { ny, mu, .. } => Some((ny.iter().fold(F::zero(), |m, &v| m.max(v)), mu.as_slice())),
+            Plan::Pairs { .. } => None,
+        };
         let blocks: Vec<Vec<NearestTwo<F>>> = x
             .axis_chunks_iter(Axis(0), GEMM_BLOCK)
             .into_par_iter()
@@ -262,33 +322,34 @@ impl Backend for CpuBackend {
                 self.block(&plan, metric, true, xb, c.view(), buf.view_mut());
                 buf.rows()
                     .into_iter()
-                    .map(|row| {
-                        let mut first = Nearest {
-                            index: 0,
-                            distance: row[0],
-                        };
-                        let mut second: Option<Nearest<F>> = None;
-                        for (j, &d) in row.iter().enumerate().skip(1) {
-                            if d < first.distance {
-                                second = Some(first);
-                                first = Nearest {
-                                    index: j,
-                                    distance: d,
-                                };
-                            } else if second.is_none_or(|s| d < s.distance) {
-                                second = Some(Nearest {
-                                    index: j,
-                                    distance: d,
-                                });
+                    .zip(xb.rows())
+                    .map(|(row, point)| {
+                        let approx = two_smallest(row.iter().copied().enumerate());
+                        let mut best = match refine {
+                            None => approx,
+                            Some((ny_max, mu)) => {
+                                let p = point.as_slice().unwrap();
+                                let nx = p
+                                    .iter()
+                                    .zip(mu)
+                                    .fold(F::zero(), |s, (&v, &m)| s + (v - m) * (v - m));
+                                let bound = F::from_usize(2 * (p.len() + 4)).unwrap() * eps * (nx + ny_max);
+                                let limit = approx.second.unwrap_or(approx.first).distance + bound;
+                                two_smallest(
+                                    row.iter()
+                                        .enumerate()
+                                        .filter(|&(_, &v)| v <= limit)
+                                        .map(|(j, _)| (j, F::sqeuclidean(p, c.row(j).as_slice().unwrap()))),
+                                )
                             }
-                        }
+                        };
                         if root {
-                            first.distance = first.distance.sqrt();
-                            if let Some(s) = second.as_mut() {
+                            best.first.distance = best.first.distance.sqrt();
+                            if let Some(s) = best.second.as_mut() {
                                 s.distance = s.distance.sqrt();
                             }
                         }
-                        NearestTwo { first, second }
+                        best
                     })
                     .collect()
             })

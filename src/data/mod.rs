@@ -135,19 +135,24 @@ pub fn read_labels(path: impl AsRef<Path>) -> Result<Vec<i64>> {
 /// Writes to `path` atomically: the content goes to a temporary file in the same folder,
 /// which is renamed over `path` only when `write` succeeds. On failure nothing is left.
 pub fn atomic_write(path: &Path, write: impl FnOnce(&mut File) -> Result<()>) -> Result<()> {
+    let mut tmp = temp_beside(path)?;
+    write(tmp.as_file_mut())?;
+    tmp.persist(path).map_err(|e| Error::io(path, e.error))?;
+    Ok(())
+}
+
+/// A temporary file in `path`'s folder (so the final rename stays on one file system),
+/// removed when dropped unless persisted.
+pub(crate) fn temp_beside(path: &Path) -> Result<tempfile::NamedTempFile> {
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
     };
-    let mut tmp = tempfile::Builder::new()
+    tempfile::Builder::new()
         .prefix(".clustr-")
         .suffix(".tmp")
         .tempfile_in(dir)
-        .map_err(|e| Error::io(dir, e))?;
-    write(tmp.as_file_mut())?;
-    tmp.as_file().sync_all().map_err(|e| Error::io(path, e))?;
-    tmp.persist(path).map_err(|e| Error::io(path, e.error))?;
-    Ok(())
+        .map_err(|e| Error::io(dir, e))
 }
 
 /// Writes labels (−1 = noise) as .npy int32 or as a one-column text file with header `label`.
@@ -182,10 +187,11 @@ pub fn write_labels(path: impl AsRef<Path>, labels: &[i64]) -> Result<()> {
 pub fn write_matrix(path: impl AsRef<Path>, data: ndarray::ArrayView2<f64>, names: &[String]) -> Result<()> {
     let path = path.as_ref();
     match FileKind::of(path)? {
-        FileKind::Npy => npy::write_matrix_with::<f64>(path, data.nrows(), data.ncols(), |mut out| {
-            out.assign(&data);
-            Ok(())
-        }),
+        FileKind::Npy => {
+            let mut w = npy::NpyWriter::<f64>::create(path, data.nrows(), data.ncols())?;
+            w.write_rows(data)?;
+            w.finish()
+        }
         FileKind::Csv => atomic_write(path, |file| {
             let mut w = ::csv::Writer::from_writer(BufWriter::new(file));
             let to_err = |e: ::csv::Error| Error::parse(path, None, None, e.to_string());

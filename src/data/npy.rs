@@ -2,11 +2,11 @@
 //! read once, in place, and can be streamed by row blocks.
 //!
 //! Supported element types: float32, float64, int32, int64, little- or big-endian, in C or
-//! Fortran order. Writing goes through [`write_matrix_with`] and [`super::write_labels`].
+//! Fortran order. Writing goes through [`NpyWriter`] and [`super::write_labels`].
 
 use crate::error::{Error, Result};
 use crate::scalar::Scalar;
-use ndarray::{Array2, ArrayView2, ArrayViewMut2};
+use ndarray::{Array2, ArrayView2};
 use rayon::prelude::*;
 use std::fs::File;
 use std::io::Write;
@@ -170,7 +170,7 @@ impl NpyFile {
         }
         let (n, d) = self.dim().ok()?;
         let bytes = self.bytes();
-        if (bytes.as_ptr() as usize) % std::mem::align_of::<F>() != 0 {
+        if !(bytes.as_ptr() as usize).is_multiple_of(std::mem::align_of::<F>()) {
             return None;
         }
         // SAFETY: the bytes are n*d initialised little-endian values of F's layout, aligned,
@@ -345,43 +345,93 @@ pub(crate) fn header_bytes(descr: &str, shape: &[usize]) -> Vec<u8> {
     out
 }
 
-/// Writes an `rows × cols` little-endian C-order .npy of `F` at `path`, letting `fill` compute
-/// the values in place (the file is memory-mapped, so a matrix larger than memory can be
-/// produced). The file appears only if `fill` succeeds: it is written under a temporary name
-/// and renamed.
-pub fn write_matrix_with<F: Scalar>(
-    path: &Path,
+/// Streams an `rows × cols` little-endian C-order .npy of `F` to `path`, one block of rows at
+/// a time, so a matrix larger than memory can be written. The content goes to a temporary file
+/// in the same folder, renamed over `path` by [`NpyWriter::finish`] once every row is written;
+/// a writer dropped before that (an error, a panic) removes its temporary file.
+pub struct NpyWriter<F> {
+    path: PathBuf,
+    tmp: tempfile::NamedTempFile,
+    out: std::io::BufWriter<File>,
     rows: usize,
     cols: usize,
-    fill: impl FnOnce(ArrayViewMut2<'_, F>) -> Result<()>,
-) -> Result<()> {
-    let descr = if F::DTYPE == "float32" { "<f4" } else { "<f8" };
-    let header = header_bytes(descr, &[rows, cols]);
-    let data_len = rows
-        .checked_mul(cols)
-        .and_then(|e| e.checked_mul(std::mem::size_of::<F>()))
-        .ok_or_else(|| Error::param("shape", format!("{rows} x {cols}"), "too large"))?;
-    super::atomic_write(path, |file| {
-        file.write_all(&header).map_err(|e| Error::io(path, e))?;
-        file.set_len((header.len() + data_len) as u64)
-            .map_err(|e| Error::io(path, e))?;
-        if data_len == 0 {
-            return fill(ArrayViewMut2::from_shape((rows, cols), &mut []).expect("empty"));
+    written: usize,
+    _f: std::marker::PhantomData<F>,
+}
+
+impl<F: Scalar> NpyWriter<F> {
+    /// Starts writing `path`.
+    pub fn create(path: impl AsRef<Path>, rows: usize, cols: usize) -> Result<Self> {
+        let path = path.as_ref().to_path_buf();
+        let tmp = super::temp_beside(&path)?;
+        let file = tmp.reopen().map_err(|e| Error::io(&path, e))?;
+        let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
+        let descr = if F::DTYPE == "float32" { "<f4" } else { "<f8" };
+        out.write_all(&header_bytes(descr, &[rows, cols]))
+            .map_err(|e| Error::io(&path, e))?;
+        Ok(NpyWriter {
+            path,
+            tmp,
+            out,
+            rows,
+            cols,
+            written: 0,
+            _f: std::marker::PhantomData,
+        })
+    }
+
+    /// Appends the next rows.
+    pub fn write_rows(&mut self, block: ArrayView2<F>) -> Result<()> {
+        if block.ncols() != self.cols || self.written + block.nrows() > self.rows {
+            return Err(Error::ShapeMismatch {
+                what: format!("rows written to {}", self.path.display()),
+                expected: format!("{} more rows of {} columns", self.rows - self.written, self.cols),
+                got: format!("{} x {}", block.nrows(), block.ncols()),
+            });
         }
-        // SAFETY: the temporary file is ours alone until it is renamed.
-        let mut map = unsafe {
-            memmap2::MmapOptions::new()
-                .offset(header.len() as u64)
-                .map_mut(&*file)
+        let io = |e| Error::io(&self.path, e);
+        let mut bytes = Vec::with_capacity(self.cols * std::mem::size_of::<F>());
+        for row in block.rows() {
+            match row.as_slice() {
+                Some(vals) if cfg!(target_endian = "little") => {
+                    // SAFETY: f32/f64 have no padding; the bytes of a contiguous slice are the
+                    // little-endian values the format stores.
+                    let raw = unsafe {
+                        std::slice::from_raw_parts(vals.as_ptr() as *const u8, std::mem::size_of_val(vals))
+                    };
+                    self.out.write_all(raw).map_err(io)?;
+                }
+                _ => {
+                    bytes.clear();
+                    for v in row {
+                        if F::DTYPE == "float32" {
+                            bytes.extend_from_slice(&(v.to_f64_exact() as f32).to_le_bytes());
+                        } else {
+                            bytes.extend_from_slice(&v.to_f64_exact().to_le_bytes());
+                        }
+                    }
+                    self.out.write_all(&bytes).map_err(io)?;
+                }
+            }
         }
-        .map_err(|e| Error::io(path, e))?;
-        // SAFETY: the map is page-aligned plus a 64-byte-multiple header offset, so aligned for F;
-        // it holds exactly rows*cols elements, zero-initialised by set_len.
-        let slice = unsafe { std::slice::from_raw_parts_mut(map.as_mut_ptr() as *mut F, rows * cols) };
-        let view = ArrayViewMut2::from_shape((rows, cols), slice).expect("shape matches length");
-        fill(view)?;
-        map.flush().map_err(|e| Error::io(path, e))
-    })
+        self.written += block.nrows();
+        Ok(())
+    }
+
+    /// Checks that every row was written and moves the file into place.
+    pub fn finish(self) -> Result<()> {
+        if self.written != self.rows {
+            return Err(Error::ShapeMismatch {
+                what: format!("rows written to {}", self.path.display()),
+                expected: self.rows.to_string(),
+                got: self.written.to_string(),
+            });
+        }
+        let NpyWriter { path, tmp, out, .. } = self;
+        out.into_inner().map_err(|e| Error::io(&path, e.into_error()))?;
+        tmp.persist(&path).map_err(|e| Error::io(&path, e.error))?;
+        Ok(())
+    }
 }
 
 #[cfg(test)]
@@ -496,11 +546,12 @@ mod tests {
     fn written_matrix_round_trips_and_failure_leaves_nothing() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("m.npy");
-        write_matrix_with::<f32>(&p, 3, 2, |mut v| {
-            v.iter_mut().enumerate().for_each(|(i, x)| *x = i as f32);
-            Ok(())
-        })
-        .unwrap();
+        let mut w = NpyWriter::<f32>::create(&p, 3, 2).unwrap();
+        w.write_rows(ndarray::array![[0.0f32, 1.0], [2.0, 3.0]].view())
+            .unwrap();
+        w.write_rows(ndarray::array![[4.0f32, 5.0]].view()).unwrap();
+        assert!(w.write_rows(ndarray::array![[6.0f32, 7.0]].view()).is_err());
+        w.finish().unwrap();
         let f = NpyFile::open(&p).unwrap();
         assert_eq!(f.header().data_offset % 64, 0);
         assert_eq!(
@@ -508,8 +559,11 @@ mod tests {
             ndarray::array![[0.0f32, 1.0], [2.0, 3.0], [4.0, 5.0]]
         );
         let q = dir.path().join("fail.npy");
-        let r = write_matrix_with::<f64>(&q, 2, 2, |_| Err(Error::param("x", 1, "fails")));
-        assert!(r.is_err());
+        let mut w = NpyWriter::<f64>::create(&q, 2, 2).unwrap();
+        w.write_rows(ndarray::array![[1.0, 2.0]].view()).unwrap();
+        assert!(w.finish().unwrap_err().to_string().contains("expected 2, got 1"));
+        let w = NpyWriter::<f64>::create(&q, 2, 2).unwrap();
+        drop(w);
         assert_eq!(
             std::fs::read_dir(dir.path()).unwrap().count(),
             1,

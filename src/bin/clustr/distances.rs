@@ -1,13 +1,13 @@
 //! `clustr distances INPUT --metric M --out D.npy [--dtype f32|f64]`: the full distance matrix,
-//! computed by row blocks straight into a memory-mapped output file (so the matrix may exceed
+//! computed and written by blocks of rows (memory O(block × n), so the matrix may exceed
 //! memory), renamed into place only when complete.
 
 use crate::harness::{
     load_points, print_json, progress_bar, secs, CliError, CliResult, ExecArgs, OutputArgs,
 };
-use clustr::data::npy::write_matrix_with;
+use clustr::data::npy::NpyWriter;
 use clustr::{Backend, Metric, MetricKind, Scalar};
-use ndarray::{s, Axis};
+use ndarray::{s, Array2};
 use serde_json::json;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -63,15 +63,16 @@ fn compute<F: Scalar>(a: &Args, metric: MetricKind) -> CliResult {
     let bar = progress_bar(n as u64, "distances", &a.output);
     let t1 = Instant::now();
     let ((), threads) = a.exec.run(|backend| {
-        write_matrix_with::<F>(&a.out, n, n, |mut out| {
-            for (b, block) in out.axis_chunks_iter_mut(Axis(0), STEP_ROWS).enumerate() {
-                let start = b * STEP_ROWS;
-                let rows = x.slice(s![start..start + block.nrows(), ..]);
-                backend.pairwise(rows, x.view(), &metric, block)?;
-                bar.inc(rows.nrows() as u64);
-            }
-            Ok(())
-        })?;
+        let mut writer = NpyWriter::<F>::create(&a.out, n, n)?;
+        let mut block = Array2::<F>::zeros((STEP_ROWS.min(n), n));
+        for start in (0..n).step_by(STEP_ROWS) {
+            let rows = x.slice(s![start..(start + STEP_ROWS).min(n), ..]);
+            let mut out = block.slice_mut(s![..rows.nrows(), ..]);
+            backend.pairwise(rows, x.view(), &metric, out.view_mut())?;
+            writer.write_rows(out.view())?;
+            bar.inc(rows.nrows() as u64);
+        }
+        writer.finish()?;
         Ok(())
     })?;
     bar.finish_and_clear();

@@ -1,0 +1,265 @@
+//! The command line: the bad-input table (exit code 2, one line naming the problem, no output
+//! file left behind) and the happy paths of each subcommand.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn clustr(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_clustr"))
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn files(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+fn write(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, bytes).unwrap();
+    p
+}
+
+/// A valid .npy with its last `cut` bytes removed.
+fn truncated_npy(dir: &Path, cut: usize) {
+    let p = dir.join("full.npy");
+    clustr::data::write_matrix(&p, ndarray::Array2::<f64>::ones((10, 3)).view(), &[]).unwrap();
+    let bytes = std::fs::read(&p).unwrap();
+    std::fs::remove_file(&p).unwrap();
+    write(dir, "trunc.npy", &bytes[..bytes.len() - cut]);
+}
+
+#[test]
+fn bad_input_table() {
+    // (case, files to create, arguments, words the one-line message must contain)
+    type Setup = fn(&Path);
+    let rows: Vec<(&str, Setup, Vec<&str>, Vec<&str>)> = vec![
+        (
+            "empty file",
+            |d| drop(write(d, "in.csv", b"")),
+            vec!["distances", "in.csv", "--out", "out.npy"],
+            vec!["in.csv", "no data rows"],
+        ),
+        (
+            "NaN cell",
+            |d| drop(write(d, "in.csv", b"1,2\n3,NaN\n")),
+            vec!["distances", "in.csv", "--out", "out.npy"],
+            vec!["in.csv", "NaN", "row 1, column 1"],
+        ),
+        (
+            "inf cell",
+            |d| drop(write(d, "in.csv", b"1,-inf\n3,4\n")),
+            vec!["distances", "in.csv", "--out", "out.npy"],
+            vec!["in.csv", "inf", "row 0, column 1"],
+        ),
+        (
+            "ragged CSV",
+            |d| drop(write(d, "in.csv", b"a,b,c\n1,2,3\n4,5\n")),
+            vec!["distances", "in.csv", "--out", "out.npy"],
+            vec!["in.csv", "line 3", "expected 3 fields", "found 2"],
+        ),
+        (
+            "truncated .npy",
+            |d| truncated_npy(d, 17),
+            vec!["distances", "trunc.npy", "--out", "out.npy"],
+            vec!["trunc.npy", "truncated"],
+        ),
+        (
+            "k = 0",
+            |_| {},
+            vec![
+                "datasets",
+                "export",
+                "blobs",
+                "--k",
+                "0",
+                "--out",
+                "out.csv",
+                "--labels-out",
+                "l.npy",
+            ],
+            vec!["k = 0"],
+        ),
+        (
+            "k > n",
+            |_| {},
+            vec![
+                "datasets",
+                "export",
+                "blobs",
+                "--k",
+                "5",
+                "--n",
+                "3",
+                "--out",
+                "out.csv",
+                "--labels-out",
+                "l.npy",
+            ],
+            vec!["k = 5", "n = 3"],
+        ),
+        (
+            "unknown metric",
+            |d| drop(write(d, "in.csv", b"1,2\n3,4\n")),
+            vec!["distances", "in.csv", "--metric", "eucledian", "--out", "out.npy"],
+            vec!["metric = eucledian", "unknown metric"],
+        ),
+        (
+            "non-square precomputed",
+            |d| {
+                write(d, "d.csv", b"0,1,2\n1,0,3\n");
+                write(d, "l.csv", b"0\n1\n");
+            },
+            vec!["eval", "--labels", "l.csv", "--precomputed", "d.csv"],
+            vec!["d.csv", "square", "2 x 3"],
+        ),
+        (
+            "asymmetric precomputed",
+            |d| {
+                write(d, "d.csv", b"0,1\n2,0\n");
+                write(d, "l.csv", b"0\n1\n");
+            },
+            vec!["eval", "--labels", "l.csv", "--precomputed", "d.csv"],
+            vec!["not symmetric"],
+        ),
+        (
+            "unknown argument",
+            |_| {},
+            vec!["distances", "x.csv", "--out", "o.npy", "--bogus"],
+            vec!["--bogus"],
+        ),
+        (
+            "non-numeric cell",
+            |d| drop(write(d, "in.csv", b"1,2\n3,x4\n")),
+            vec!["distances", "in.csv", "--out", "out.npy"],
+            vec!["in.csv", "line 2, column 2", "x4"],
+        ),
+        (
+            "missing file",
+            |_| {},
+            vec!["distances", "none.csv", "--out", "out.npy"],
+            vec!["none.csv"],
+        ),
+        (
+            "wrong dtype",
+            |d| {
+                let mut b = b"\x93NUMPY\x01\x00".to_vec();
+                let h = "{'descr': '|u1', 'fortran_order': False, 'shape': (2,), }\n";
+                b.extend((h.len() as u16).to_le_bytes());
+                b.extend(h.as_bytes());
+                b.extend([1, 2]);
+                write(d, "in.npy", &b);
+            },
+            vec!["distances", "in.npy", "--out", "out.npy"],
+            vec!["in.npy", "unsupported dtype |u1"],
+        ),
+    ];
+    for (case, setup, args, words) in rows {
+        let dir = tempfile::tempdir().unwrap();
+        setup(dir.path());
+        let before = files(dir.path());
+        let out = clustr(dir.path(), &args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{case}: exit code; stderr: {stderr}");
+        assert_eq!(
+            stderr.lines().count(),
+            1,
+            "{case}: one line expected, got {stderr:?}"
+        );
+        for w in words {
+            assert!(stderr.contains(w), "{case}: {w:?} missing from {stderr:?}");
+        }
+        assert!(out.stdout.is_empty(), "{case}: stdout should be empty");
+        assert_eq!(
+            files(dir.path()),
+            before,
+            "{case}: no output or temporary file may be left"
+        );
+    }
+}
+
+#[test]
+fn distances_writes_a_matrix_numpy_can_read_and_json_summary() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "p.csv", b"x,y\n0,0\n3,4\n6,8\n");
+    let out = clustr(
+        dir.path(),
+        &[
+            "distances",
+            "p.csv",
+            "--out",
+            "d.npy",
+            "--dtype",
+            "f64",
+            "--json",
+            "--threads",
+            "1",
+        ],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (v["n"].as_u64(), v["d"].as_u64(), v["threads"].as_u64()),
+        (Some(3), Some(2), Some(1))
+    );
+    assert_eq!(v["algorithm"], "distances");
+    assert!(v["seconds"]["total"].as_f64().unwrap() >= v["seconds"]["distances"].as_f64().unwrap());
+    let m = clustr::data::NpyFile::open(dir.path().join("d.npy"))
+        .unwrap()
+        .to_array::<f64>()
+        .unwrap();
+    assert_eq!(
+        m,
+        ndarray::array![[0.0, 5.0, 10.0], [5.0, 0.0, 5.0], [10.0, 5.0, 0.0]]
+    );
+}
+
+#[test]
+fn export_then_eval_round_trip() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = clustr(
+        dir.path(),
+        &[
+            "datasets",
+            "export",
+            "iris",
+            "--out",
+            "iris.npy",
+            "--labels-out",
+            "t.csv",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0));
+    let out = clustr(
+        dir.path(),
+        &[
+            "eval", "--labels", "t.csv", "--truth", "t.csv", "--data", "iris.npy", "--json",
+        ],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["ari"].as_f64(), Some(1.0));
+    assert_eq!(v["acc"].as_f64(), Some(1.0));
+    // scikit-learn: silhouette_score(iris.data, iris.target) = 0.5034774406932957.
+    assert!((v["silhouette"].as_f64().unwrap() - 0.5034774406932957).abs() < 1e-9);
+    let list = clustr(dir.path(), &["datasets", "list"]);
+    let text = String::from_utf8_lossy(&list.stdout);
+    assert!(text.contains("digits") && text.contains("1797") && text.contains("geo_hotspots"));
+}
