@@ -25,6 +25,8 @@ pub trait Scalar:
     fn from_f64_lossy(v: f64) -> Self;
     /// Converts to f64 exactly.
     fn to_f64_exact(self) -> f64;
+    /// The backend's SIMD kernels for this type (best instruction set of this machine).
+    fn kernels() -> &'static simd::Kernels<Self>;
     /// Σ(aᵢ − bᵢ)² with the backend's SIMD kernel.
     fn sqeuclidean(a: &[Self], b: &[Self]) -> Self;
     /// Σ aᵢbᵢ with the backend's SIMD kernel.
@@ -40,6 +42,9 @@ impl Scalar for f32 {
     }
     fn to_f64_exact(self) -> f64 {
         self as f64
+    }
+    fn kernels() -> &'static simd::Kernels<Self> {
+        simd::f32_kernels()
     }
     fn sqeuclidean(a: &[Self], b: &[Self]) -> Self {
         (simd::f32_kernels().sqeuclidean)(a, b)
@@ -59,6 +64,9 @@ impl Scalar for f64 {
     }
     fn to_f64_exact(self) -> f64 {
         self
+    }
+    fn kernels() -> &'static simd::Kernels<Self> {
+        simd::f64_kernels()
     }
     fn sqeuclidean(a: &[Self], b: &[Self]) -> Self {
         (simd::f64_kernels().sqeuclidean)(a, b)

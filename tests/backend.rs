@@ -2,7 +2,7 @@
 //! mode and instruction set; nearest-centre search against brute force; thread-count
 //! independence; metric axioms by property tests.
 
-use clustr::backend::{CpuBackend, GemmMode};
+use clustr::backend::CpuBackend;
 use clustr::{Backend, Metric, MetricKind};
 use ndarray::{Array2, ArrayView2};
 use proptest::prelude::*;
@@ -89,7 +89,7 @@ fn check_against_reference<F: clustr::Scalar>(
             let scale = if kind == MetricKind::Cosine { 1.0 } else { e.abs() };
             assert!(
                 err <= tol * scale || err <= 1e-300,
-                "{kind} {:?} {} [{i}][{j}]: {g} vs {e} (rel {})",
+                "{kind} gemm={} {} [{i}][{j}]: {g} vs {e} (rel {})",
                 backend.gemm,
                 F::DTYPE,
                 err / e.abs()
@@ -100,7 +100,7 @@ fn check_against_reference<F: clustr::Scalar>(
 
 #[test]
 fn every_metric_matches_scalar_reference_f64_within_1e6() {
-    for gemm in [GemmMode::Auto, GemmMode::Always, GemmMode::Never] {
+    for gemm in [true, false] {
         let backend = CpuBackend {
             gemm,
             ..Default::default()
@@ -119,7 +119,7 @@ fn every_metric_matches_scalar_reference_f64_within_1e6() {
 
 #[test]
 fn every_metric_matches_scalar_reference_f32() {
-    for gemm in [GemmMode::Always, GemmMode::Never] {
+    for gemm in [true, false] {
         let backend = CpuBackend {
             gemm,
             ..Default::default()
@@ -135,7 +135,7 @@ fn every_metric_matches_scalar_reference_f32() {
 #[test]
 fn gemm_without_recompute_is_clamped_at_zero() {
     let backend = CpuBackend {
-        gemm: GemmMode::Always,
+        gemm: true,
         exact_recompute: false,
     };
     let x = random_points(60, 16, 1e3, 9, MetricKind::SqEuclidean);
@@ -176,7 +176,7 @@ fn nearest_two_matches_brute_force_with_lowest_index_ties() {
         let mut c = Array2::from_shape_fn((9, 4), |_| rng.random_range(0..4) as f64);
         let dup = c.row(2).to_owned();
         c.row_mut(6).assign(&dup); // a duplicated centre: index 2 must win.
-        for gemm in [GemmMode::Always, GemmMode::Never] {
+        for gemm in [true, false] {
             let backend = CpuBackend {
                 gemm,
                 ..Default::default()
@@ -187,14 +187,14 @@ fn nearest_two_matches_brute_force_with_lowest_index_ties() {
                 .zip(brute_nearest(kind, x.view(), c.view()))
                 .enumerate()
             {
-                assert_eq!(g.first.index, e.0, "{kind} {gemm:?} point {i}");
+                assert_eq!(g.first.index, e.0, "{kind} gemm={gemm} point {i}");
                 assert!((g.first.distance - e.1).abs() <= 1e-12 * (1.0 + e.1));
                 let s = g.second.unwrap();
                 assert!(
                     (s.distance - e.3).abs() <= 1e-12 * (1.0 + e.3),
-                    "{kind} {gemm:?} point {i}"
+                    "{kind} gemm={gemm} point {i}"
                 );
-                assert_eq!(s.index, e.2, "{kind} {gemm:?} point {i} second");
+                assert_eq!(s.index, e.2, "{kind} gemm={gemm} point {i} second");
             }
             let near = backend.nearest(x.view(), c.view(), &kind).unwrap();
             assert!(near.iter().zip(&got).all(|(a, b)| *a == b.first));

@@ -5,7 +5,7 @@
 mod cpu;
 pub mod simd;
 
-pub use cpu::{CpuBackend, GemmMode};
+pub use cpu::CpuBackend;
 
 use crate::error::{Error, Result};
 use crate::metric::Metric;

@@ -63,6 +63,12 @@ pub struct Kernels<T> {
     pub dot: fn(&[T], &[T]) -> T,
     /// Σ|aᵢ − bᵢ|.
     pub manhattan: fn(&[T], &[T]) -> T,
+    /// `sqeuclidean(a, y)` for each row `y` of the contiguous rows `ys` (len = `out.len() · a.len()`).
+    pub sqeuclidean_rows: fn(&[T], &[T], &mut [T]),
+    /// `dot(a, y)` for each row of `ys`.
+    pub dot_rows: fn(&[T], &[T], &mut [T]),
+    /// `manhattan(a, y)` for each row of `ys`.
+    pub manhattan_rows: fn(&[T], &[T], &mut [T]),
     /// The instruction set.
     pub isa: Isa,
 }
@@ -119,6 +125,21 @@ macro_rules! portable {
                     }
                 }
                 acc.iter().sum::<$t>() + tail
+            }
+            pub fn sqeuclidean_rows(a: &[$t], ys: &[$t], out: &mut [$t]) {
+                out.iter_mut()
+                    .zip(ys.chunks_exact(a.len().max(1)))
+                    .for_each(|(o, y)| *o = sqeuclidean(a, y));
+            }
+            pub fn dot_rows(a: &[$t], ys: &[$t], out: &mut [$t]) {
+                out.iter_mut()
+                    .zip(ys.chunks_exact(a.len().max(1)))
+                    .for_each(|(o, y)| *o = dot(a, y));
+            }
+            pub fn manhattan_rows(a: &[$t], ys: &[$t], out: &mut [$t]) {
+                out.iter_mut()
+                    .zip(ys.chunks_exact(a.len().max(1)))
+                    .for_each(|(o, y)| *o = manhattan(a, y));
             }
         }
     };
@@ -189,7 +210,26 @@ macro_rules! x86 {
                 s
             }
 
+            /// One `a` against consecutive rows of `ys`: one indirect call per row block, the
+            /// kernel inlined in the loop.
+            #[target_feature(enable = $feat)]
+            unsafe fn rows<const OP: u8>(a: &[$t], ys: &[$t], out: &mut [$t]) {
+                for (o, y) in out.iter_mut().zip(ys.chunks_exact(a.len().max(1))) {
+                    // SAFETY: same target features as this function.
+                    *o = unsafe { run::<OP>(a, y) };
+                }
+            }
+
             // These wrappers are only stored in a kernel table after the feature was detected.
+            pub fn sqeuclidean_rows(a: &[$t], ys: &[$t], out: &mut [$t]) {
+                unsafe { rows::<0>(a, ys, out) }
+            }
+            pub fn dot_rows(a: &[$t], ys: &[$t], out: &mut [$t]) {
+                unsafe { rows::<1>(a, ys, out) }
+            }
+            pub fn manhattan_rows(a: &[$t], ys: &[$t], out: &mut [$t]) {
+                unsafe { rows::<2>(a, ys, out) }
+            }
             pub fn sqeuclidean(a: &[$t], b: &[$t]) -> $t {
                 unsafe { run::<0>(a, b) }
             }
@@ -308,6 +348,9 @@ macro_rules! table {
                     sqeuclidean: $avx512::sqeuclidean,
                     dot: $avx512::dot,
                     manhattan: $avx512::manhattan,
+                    sqeuclidean_rows: $avx512::sqeuclidean_rows,
+                    dot_rows: $avx512::dot_rows,
+                    manhattan_rows: $avx512::manhattan_rows,
                     isa,
                 },
                 #[cfg(target_arch = "x86_64")]
@@ -315,12 +358,18 @@ macro_rules! table {
                     sqeuclidean: $avx2::sqeuclidean,
                     dot: $avx2::dot,
                     manhattan: $avx2::manhattan,
+                    sqeuclidean_rows: $avx2::sqeuclidean_rows,
+                    dot_rows: $avx2::dot_rows,
+                    manhattan_rows: $avx2::manhattan_rows,
                     isa,
                 },
                 _ => Kernels {
                     sqeuclidean: $portable::sqeuclidean,
                     dot: $portable::dot,
                     manhattan: $portable::manhattan,
+                    sqeuclidean_rows: $portable::sqeuclidean_rows,
+                    dot_rows: $portable::dot_rows,
+                    manhattan_rows: $portable::manhattan_rows,
                     isa: Isa::Portable,
                 },
             })
@@ -370,6 +419,14 @@ mod tests {
                 assert!(((k64.sqeuclidean)(&a, &b) - sq).abs() <= tol * (1.0 + sq));
                 assert!(((k64.dot)(&a, &b) - dot).abs() <= tol * (1.0 + dot.abs()));
                 assert!(((k64.manhattan)(&a, &b) - l1).abs() <= tol * (1.0 + l1));
+                let ys: Vec<f64> = a.iter().chain(&b).copied().collect();
+                let mut out = [0.0f64; 2];
+                (k64.sqeuclidean_rows)(&a, &ys, &mut out);
+                assert_eq!(out, [0.0, (k64.sqeuclidean)(&a, &b)]);
+                (k64.dot_rows)(&a, &ys, &mut out);
+                assert_eq!(out[1], (k64.dot)(&a, &b));
+                (k64.manhattan_rows)(&a, &ys, &mut out);
+                assert_eq!(out[1], (k64.manhattan)(&a, &b));
                 let a32: Vec<f32> = a.iter().map(|&v| v as f32).collect();
                 let b32: Vec<f32> = b.iter().map(|&v| v as f32).collect();
                 let (sq, dot, l1) = reference(
