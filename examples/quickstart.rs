@@ -38,9 +38,20 @@ fn main() -> clustr::Result<()> {
         // The full Euclidean matrix through the backend: the input of the medoid methods and
         // of the silhouette below.
         let t0 = Instant::now();
-        let d = DenseMatrix::from_points(x, &MetricKind::Euclidean, &backend, clustr::dissim::memory_budget())?;
+        let d = DenseMatrix::from_points(
+            x,
+            &MetricKind::Euclidean,
+            &backend,
+            clustr::dissim::memory_budget(),
+        )?;
         let dist_s = t0.elapsed().as_secs_f64();
-        let rows = vec![Row { dataset: name, method: "truth (reference)".into(), k, labels: ds.target.clone(), seconds: dist_s }];
+        let rows = vec![Row {
+            dataset: name,
+            method: "truth (reference)".into(),
+            k,
+            labels: ds.target.clone(),
+            seconds: dist_s,
+        }];
         for r in rows {
             println!(
                 "{:<14} {:<22} {:>5} {:>3} {:>6.3} {:>6.3} {:>6.3} {:>7.3} {:>9.1} {:>6.3} {:>9.4}",
@@ -58,6 +69,9 @@ fn main() -> clustr::Result<()> {
             );
         }
     }
-    println!("\ntime of the truth rows = computing the n x n Euclidean matrix ({} backend).", backend.name());
+    println!(
+        "\ntime of the truth rows = computing the n x n Euclidean matrix ({} backend).",
+        backend.name()
+    );
     Ok(())
 }

@@ -181,9 +181,7 @@ impl CpuBackend {
                     }
                     Some(MetricKind::SqEuclidean) => fill_rows(xb, y, out, k.sqeuclidean_rows, |_, _, v| v),
                     Some(MetricKind::Manhattan) => fill_rows(xb, y, out, k.manhattan_rows, |_, _, v| v),
-                    Some(MetricKind::Minkowski(1.0)) => {
-                        fill_rows(xb, y, out, k.manhattan_rows, |_, _, v| v)
-                    }
+                    Some(MetricKind::Minkowski(1.0)) => fill_rows(xb, y, out, k.manhattan_rows, |_, _, v| v),
                     Some(MetricKind::Cosine) => {
                         let nx: Vec<F> = xb
                             .rows()
