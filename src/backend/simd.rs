@@ -151,7 +151,8 @@ portable!(f64, portable_f64);
 #[cfg(target_arch = "x86_64")]
 macro_rules! x86 {
     ($m:ident, $feat:literal, $t:ty, $v:ty, $lanes:expr,
-     $zero:ident, $load:ident, $sub:ident, $fmadd:ident, $add:ident, $abs:path, $hsum:path) => {
+     $zero:ident, $load:ident, $sub:ident, $fmadd:ident, $add:ident, $abs:path, $hsum:path,
+     $masked:path) => {
         mod $m {
             use std::arch::x86_64::*;
             const W: usize = $lanes;
@@ -163,7 +164,8 @@ macro_rules! x86 {
                 let mut acc0: $v = $zero();
                 let mut acc1: $v = $zero();
                 let mut i = 0;
-                // SAFETY: every load reads W elements at offset i with i + W <= n.
+                // SAFETY: every full load reads W elements at offset i with i + W <= n; the
+                // masked load reads only the n - i < W elements left.
                 unsafe {
                     while i + 2 * W <= n {
                         let (x0, y0) = ($load(pa.add(i)), $load(pb.add(i)));
@@ -185,8 +187,14 @@ macro_rules! x86 {
                         }
                         i += 2 * W;
                     }
-                    if i + W <= n {
-                        let (x0, y0) = ($load(pa.add(i)), $load(pb.add(i)));
+                    // Then at most one full vector and one partial one; masked-off lanes read
+                    // as zero, which adds nothing to any of the three sums.
+                    while i < n {
+                        let (x0, y0) = if i + W <= n {
+                            ($load(pa.add(i)), $load(pb.add(i)))
+                        } else {
+                            ($masked(pa.add(i), n - i), $masked(pb.add(i), n - i))
+                        };
                         match OP {
                             0 => {
                                 let d0 = $sub(x0, y0);
@@ -198,16 +206,7 @@ macro_rules! x86 {
                         i += W;
                     }
                 }
-                let mut s = $hsum($add(acc0, acc1));
-                for j in i..n {
-                    let (x, y) = (a[j], b[j]);
-                    s += match OP {
-                        0 => (x - y) * (x - y),
-                        1 => x * y,
-                        _ => (x - y).abs(),
-                    };
-                }
-                s
+                $hsum($add(acc0, acc1))
             }
 
             /// One `a` against consecutive rows of `ys`: one indirect call per row block, the
@@ -255,6 +254,35 @@ mod x86_helpers {
     pub fn abs256_pd(v: __m256d) -> __m256d {
         _mm256_andnot_pd(_mm256_set1_pd(-0.0), v)
     }
+    /// Loads the first `rem` (< 8) elements at `p`, zero elsewhere, touching only those.
+    #[target_feature(enable = "avx2")]
+    pub unsafe fn masked256_ps(p: *const f32, rem: usize) -> __m256 {
+        let mask = _mm256_cmpgt_epi32(
+            _mm256_set1_epi32(rem as i32),
+            _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
+        );
+        // SAFETY: lanes at or past `rem` are masked off and not read.
+        unsafe { _mm256_maskload_ps(p, mask) }
+    }
+    /// Loads the first `rem` (< 4) elements at `p`, zero elsewhere.
+    #[target_feature(enable = "avx2")]
+    pub unsafe fn masked256_pd(p: *const f64, rem: usize) -> __m256d {
+        let mask = _mm256_cmpgt_epi64(_mm256_set1_epi64x(rem as i64), _mm256_setr_epi64x(0, 1, 2, 3));
+        // SAFETY: as above.
+        unsafe { _mm256_maskload_pd(p, mask) }
+    }
+    /// Loads the first `rem` (< 16) elements at `p`, zero elsewhere.
+    #[target_feature(enable = "avx512f")]
+    pub unsafe fn masked512_ps(p: *const f32, rem: usize) -> __m512 {
+        // SAFETY: as above.
+        unsafe { _mm512_maskz_loadu_ps(((1u32 << rem) - 1) as __mmask16, p) }
+    }
+    /// Loads the first `rem` (< 8) elements at `p`, zero elsewhere.
+    #[target_feature(enable = "avx512f")]
+    pub unsafe fn masked512_pd(p: *const f64, rem: usize) -> __m512d {
+        // SAFETY: as above.
+        unsafe { _mm512_maskz_loadu_pd(((1u32 << rem) - 1) as __mmask8, p) }
+    }
     #[target_feature(enable = "avx2")]
     pub fn hsum256_ps(v: __m256) -> f32 {
         let mut out = [0.0f32; 8];
@@ -287,7 +315,8 @@ x86!(
     _mm256_fmadd_ps,
     _mm256_add_ps,
     super::abs256_ps,
-    super::hsum256_ps
+    super::hsum256_ps,
+    super::masked256_ps
 );
 #[cfg(target_arch = "x86_64")]
 x86!(
@@ -302,7 +331,8 @@ x86!(
     _mm256_fmadd_pd,
     _mm256_add_pd,
     super::abs256_pd,
-    super::hsum256_pd
+    super::hsum256_pd,
+    super::masked256_pd
 );
 #[cfg(target_arch = "x86_64")]
 x86!(
@@ -317,7 +347,8 @@ x86!(
     _mm512_fmadd_ps,
     _mm512_add_ps,
     _mm512_abs_ps,
-    _mm512_reduce_add_ps
+    _mm512_reduce_add_ps,
+    super::masked512_ps
 );
 #[cfg(target_arch = "x86_64")]
 x86!(
@@ -332,7 +363,8 @@ x86!(
     _mm512_fmadd_pd,
     _mm512_add_pd,
     _mm512_abs_pd,
-    _mm512_reduce_add_pd
+    _mm512_reduce_add_pd,
+    super::masked512_pd
 );
 
 macro_rules! table {
