@@ -286,32 +286,43 @@ pub fn medoid_silhouette<D: Dissimilarity>(d: &D, medoids: &[usize]) -> Result<(
     Ok((s.iter().sum::<f64>() / n as f64, s))
 }
 
-/// Per-cluster means and sizes of `x` under `ids` (0..k), accumulated in f64.
-fn centroids<F: Scalar>(x: ArrayView2<F>, ids: &[usize], k: usize) -> (Array2<f64>, Vec<usize>) {
-    let mut c = Array2::<f64>::zeros((k, x.ncols()));
-    let mut sizes = vec![0usize; k];
-    for (row, &id) in x.rows().into_iter().zip(ids) {
-        sizes[id] += 1;
-        c.row_mut(id)
-            .iter_mut()
-            .zip(row)
-            .for_each(|(a, v)| *a += v.to_f64_exact());
+/// A labelled data set's clusters: label ids (0..k), centroids and sizes, in f64.
+struct Clusters {
+    n: usize,
+    k: usize,
+    ids: Vec<usize>,
+    c: Array2<f64>,
+    sizes: Vec<usize>,
+}
+
+impl Clusters {
+    /// Checks the data and labels (2 ≤ k ≤ n − 1) and computes the centroids.
+    fn of<F: Scalar>(x: ArrayView2<F>, labels: &[i64]) -> Result<Self> {
+        check_points(x)?;
+        let n = x.nrows();
+        check_same_len("labels vs data rows", n, labels.len())?;
+        let (ids, k) = encode(labels);
+        check_label_count(k, n)?;
+        let mut c = Array2::<f64>::zeros((k, x.ncols()));
+        let mut sizes = vec![0usize; k];
+        for (row, &id) in x.rows().into_iter().zip(&ids) {
+            sizes[id] += 1;
+            c.row_mut(id)
+                .iter_mut()
+                .zip(row)
+                .for_each(|(a, v)| *a += v.to_f64_exact());
+        }
+        for (mut r, &s) in c.rows_mut().into_iter().zip(&sizes) {
+            r.mapv_inplace(|v| v / s as f64);
+        }
+        Ok(Clusters { n, k, ids, c, sizes })
     }
-    for (mut r, &s) in c.rows_mut().into_iter().zip(&sizes) {
-        r.mapv_inplace(|v| v / s as f64);
-    }
-    (c, sizes)
 }
 
 /// Calinski–Harabasz index (variance ratio): between-cluster over within-cluster dispersion,
 /// scaled by (n − k)/(k − 1); 1.0 when the within-cluster dispersion is 0.
 pub fn calinski_harabasz<F: Scalar>(x: ArrayView2<F>, labels: &[i64]) -> Result<f64> {
-    check_points(x)?;
-    let n = x.nrows();
-    check_same_len("labels vs data rows", n, labels.len())?;
-    let (ids, k) = encode(labels);
-    check_label_count(k, n)?;
-    let (c, sizes) = centroids(x, &ids, k);
+    let Clusters { n, k, ids, c, sizes } = Clusters::of(x, labels)?;
     let mean: Vec<f64> = (0..x.ncols())
         .map(|j| x.column(j).iter().map(|v| v.to_f64_exact()).sum::<f64>() / n as f64)
         .collect();
@@ -346,12 +357,7 @@ pub fn calinski_harabasz<F: Scalar>(x: ArrayView2<F>, labels: &[i64]) -> Result<
 /// Davies–Bouldin index: the mean over clusters of the worst (sᵢ + sⱼ)/dᵢⱼ, with s the mean
 /// Euclidean distance to the centroid and d the distance between centroids (lower is better).
 pub fn davies_bouldin<F: Scalar>(x: ArrayView2<F>, labels: &[i64]) -> Result<f64> {
-    check_points(x)?;
-    let n = x.nrows();
-    check_same_len("labels vs data rows", n, labels.len())?;
-    let (ids, k) = encode(labels);
-    check_label_count(k, n)?;
-    let (c, sizes) = centroids(x, &ids, k);
+    let Clusters { k, ids, c, sizes, .. } = Clusters::of(x, labels)?;
     let euclid = |a: &[f64], b: &[f64]| MetricKind::Euclidean.distance(a, b);
     let mut intra = vec![0.0f64; k];
     let mut row = vec![0.0f64; x.ncols()];

@@ -77,69 +77,58 @@ macro_rules! portable {
     ($t:ty, $m:ident) => {
         mod $m {
             const L: usize = 16;
-            pub fn sqeuclidean(a: &[$t], b: &[$t]) -> $t {
+
+            #[inline(always)]
+            fn term<const OP: u8>(x: $t, y: $t) -> $t {
+                match OP {
+                    0 => (x - y) * (x - y),
+                    1 => x * y,
+                    _ => (x - y).abs(),
+                }
+            }
+
+            /// L independent accumulators, which the compiler keeps in vector registers.
+            #[inline(always)]
+            fn run<const OP: u8>(a: &[$t], b: &[$t]) -> $t {
                 let mut acc = [0.0 as $t; L];
                 let (ac, bc) = (a.chunks_exact(L), b.chunks_exact(L));
                 let tail: $t = ac
                     .remainder()
                     .iter()
                     .zip(bc.remainder())
-                    .map(|(x, y)| (x - y) * (x - y))
+                    .map(|(&x, &y)| term::<OP>(x, y))
                     .sum();
                 for (x, y) in ac.zip(bc) {
                     for i in 0..L {
-                        let d = x[i] - y[i];
-                        acc[i] += d * d;
+                        acc[i] += term::<OP>(x[i], y[i]);
                     }
                 }
                 acc.iter().sum::<$t>() + tail
+            }
+
+            fn rows<const OP: u8>(a: &[$t], ys: &[$t], out: &mut [$t]) {
+                out.iter_mut()
+                    .zip(ys.chunks_exact(a.len().max(1)))
+                    .for_each(|(o, y)| *o = run::<OP>(a, y));
+            }
+
+            pub fn sqeuclidean(a: &[$t], b: &[$t]) -> $t {
+                run::<0>(a, b)
             }
             pub fn dot(a: &[$t], b: &[$t]) -> $t {
-                let mut acc = [0.0 as $t; L];
-                let (ac, bc) = (a.chunks_exact(L), b.chunks_exact(L));
-                let tail: $t = ac
-                    .remainder()
-                    .iter()
-                    .zip(bc.remainder())
-                    .map(|(x, y)| x * y)
-                    .sum();
-                for (x, y) in ac.zip(bc) {
-                    for i in 0..L {
-                        acc[i] += x[i] * y[i];
-                    }
-                }
-                acc.iter().sum::<$t>() + tail
+                run::<1>(a, b)
             }
             pub fn manhattan(a: &[$t], b: &[$t]) -> $t {
-                let mut acc = [0.0 as $t; L];
-                let (ac, bc) = (a.chunks_exact(L), b.chunks_exact(L));
-                let tail: $t = ac
-                    .remainder()
-                    .iter()
-                    .zip(bc.remainder())
-                    .map(|(x, y)| (x - y).abs())
-                    .sum();
-                for (x, y) in ac.zip(bc) {
-                    for i in 0..L {
-                        acc[i] += (x[i] - y[i]).abs();
-                    }
-                }
-                acc.iter().sum::<$t>() + tail
+                run::<2>(a, b)
             }
             pub fn sqeuclidean_rows(a: &[$t], ys: &[$t], out: &mut [$t]) {
-                out.iter_mut()
-                    .zip(ys.chunks_exact(a.len().max(1)))
-                    .for_each(|(o, y)| *o = sqeuclidean(a, y));
+                rows::<0>(a, ys, out)
             }
             pub fn dot_rows(a: &[$t], ys: &[$t], out: &mut [$t]) {
-                out.iter_mut()
-                    .zip(ys.chunks_exact(a.len().max(1)))
-                    .for_each(|(o, y)| *o = dot(a, y));
+                rows::<1>(a, ys, out)
             }
             pub fn manhattan_rows(a: &[$t], ys: &[$t], out: &mut [$t]) {
-                out.iter_mut()
-                    .zip(ys.chunks_exact(a.len().max(1)))
-                    .for_each(|(o, y)| *o = manhattan(a, y));
+                rows::<2>(a, ys, out)
             }
         }
     };
