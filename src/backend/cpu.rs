@@ -8,7 +8,7 @@ use super::{check_pairwise_shapes, Backend, Nearest, NearestTwo};
 use crate::data::standard_layout;
 use crate::error::Result;
 use crate::linalg::gemm_abt;
-use crate::metric::{cosine_from_parts, Metric, MetricKind};
+use crate::metric::{cosine_from_parts, haversine_prepared, GeoPoint, Metric, MetricKind};
 use crate::scalar::Scalar;
 use ndarray::{s, Array2, ArrayView2, ArrayViewMut2, Axis};
 use rayon::prelude::*;
@@ -54,6 +54,8 @@ enum Plan<F> {
     },
     /// Cosine as 1 − x̂·ŷ: `y` with unit rows (zero rows stay zero), and which rows are zero.
     CosineGemm { yn: Array2<F>, y_zero: Vec<bool> },
+    /// Haversine with `y` converted once to radians and cos(latitude).
+    Haversine { y_geo: Vec<GeoPoint> },
     /// Pair by pair; `ny` holds squared norms for cosine.
     Pairs { ny: Vec<F> },
 }
@@ -86,6 +88,8 @@ impl CpuBackend {
                 .collect();
             let root = kind == Some(MetricKind::Euclidean) && !squared;
             Plan::Gemm { yc, ny, mu, root }
+        } else if kind == Some(MetricKind::Haversine) {
+            Plan::Haversine { y_geo: geo_points(y) }
         } else if kind == Some(MetricKind::Cosine) {
             Plan::Pairs {
                 ny: y
@@ -170,6 +174,14 @@ impl CpuBackend {
                     }
                 }
             }
+            Plan::Haversine { y_geo } => {
+                let x_geo = geo_points(xb);
+                for (i, mut row) in out.rows_mut().into_iter().enumerate() {
+                    for (v, b) in row.iter_mut().zip(y_geo) {
+                        *v = F::from_f64_lossy(haversine_prepared(&x_geo[i], b));
+                    }
+                }
+            }
             Plan::Pairs { ny } => {
                 let k = F::kernels();
                 match metric.kind() {
@@ -220,6 +232,13 @@ fn two_smallest<F: Scalar>(mut it: impl Iterator<Item = (usize, F)>) -> NearestT
         }
     }
     NearestTwo { first, second }
+}
+
+fn geo_points<F: Scalar>(x: ArrayView2<F>) -> Vec<GeoPoint> {
+    x.rows()
+        .into_iter()
+        .map(|r| GeoPoint::new(r[0].to_f64_exact(), r[1].to_f64_exact()))
+        .collect()
 }
 
 /// Rows scaled to unit length (zero rows kept), and which rows are zero.
@@ -357,7 +376,7 @@ impl Backend for CpuBackend {
         // distances (lowest index first), as on the direct path.
         let refine = match &plan {
             Plan::Gemm { ny, mu, .. } => Some((ny.iter().fold(F::zero(), |m, &v| m.max(v)), mu.as_slice())),
-            Plan::CosineGemm { .. } | Plan::Pairs { .. } => None,
+            Plan::CosineGemm { .. } | Plan::Haversine { .. } | Plan::Pairs { .. } => None,
         };
         let blocks: Vec<Vec<NearestTwo<F>>> = x
             .axis_chunks_iter(Axis(0), GEMM_BLOCK)
