@@ -78,6 +78,14 @@ impl<F: Scalar> DenseMatrix<'static, F> {
         }
         let mut m = Array2::<F>::zeros((n, n));
         backend.pairwise(points, points, metric, m.view_mut())?;
+        // Exactly symmetric with a zero diagonal: the GEMM forms may differ in the last bit
+        // between d(i, j) and d(j, i), and exact ties matter to the medoid methods.
+        for i in 0..n {
+            m[[i, i]] = F::zero();
+            for j in 0..i {
+                m[[j, i]] = m[[i, j]];
+            }
+        }
         Ok(DenseMatrix { m: m.into() })
     }
 }

@@ -1,0 +1,435 @@
+//! k-medoids: PAM, FastPAM1, FastPAM2, FasterPAM and the alternating heuristic, after
+//! Schubert & Rousseeuw, "Faster k-Medoids Clustering" (SISAP 2019, arXiv:1810.05691) and
+//! "Fast and eager k-medoids clustering" (Information Systems 101, 2021, arXiv:2008.05171),
+//! with the initialisations BUILD, LAB, random, k-means++ (D¹ sampling), first-k and given.
+//!
+//! Written from the papers and the reference notes (shared/specs/kmedoids.md); no code of
+//! the GPL/AGPL reference implementations is used. Behaviour shared with them:
+//! - every argmin uses strict `<`: the lowest candidate index wins, then the lowest medoid
+//!   position; each medoid is forced onto itself in the initial assignment;
+//! - a swap is taken when it lowers the loss by more than 10⁻¹² of it (floats) or at all
+//!   (integers), so floating-point noise cannot make the search cycle;
+//! - `n_iter` counts passes over the candidates, the last one finding no improving swap;
+//! - k = 1 is solved exactly (the point with the smallest distance sum).
+//!
+//! Where we differ: BUILD (and LAB) fail with an error when fewer than k distinct points
+//! exist, instead of returning fewer medoids (the `kmedoids` crate) — a model always has k
+//! non-empty clusters.
+
+mod alternating;
+mod init;
+mod swap;
+
+pub use init::{build, first_k, kmeans_plus_plus, lab, lab_sample_size, random_medoids};
+
+use crate::data::validate::check_k;
+use crate::dissim::{DissimValue, Dissimilarity};
+use crate::error::{Error, Result};
+use crate::estimator::{Clustering, Fit, ProgressFn};
+use num_traits::{ToPrimitive, Zero};
+use std::fmt::Debug;
+use std::ops::{Add, AddAssign, Neg, Sub};
+
+/// The loss accumulator of a dissimilarity type: f64 for floats, i64 for integers.
+pub trait Loss:
+    Copy
+    + PartialOrd
+    + Zero
+    + Add<Output = Self>
+    + Sub<Output = Self>
+    + AddAssign
+    + Neg<Output = Self>
+    + ToPrimitive
+    + Send
+    + Sync
+    + Debug
+    + 'static
+{
+    /// Whether a loss change `delta` improves a total loss `total`: below −10⁻¹²·|total| for
+    /// floats, below zero for integers.
+    fn improves(delta: Self, total: Self) -> bool;
+}
+
+impl Loss for f64 {
+    fn improves(delta: f64, total: f64) -> bool {
+        delta < -1e-12 * total.abs()
+    }
+}
+
+impl Loss for i64 {
+    fn improves(delta: i64, _: i64) -> bool {
+        delta < 0
+    }
+}
+
+/// A dissimilarity value with its wide signed loss type.
+pub trait KValue: DissimValue {
+    /// The accumulator.
+    type Loss: Loss;
+    /// The value in the accumulator's type.
+    fn widen(self) -> Self::Loss;
+}
+
+macro_rules! kvalue {
+    ($loss:ty: $($t:ty),*) => {$(
+        impl KValue for $t {
+            type Loss = $loss;
+            #[inline]
+            fn widen(self) -> $loss {
+                self as $loss
+            }
+        }
+    )*};
+}
+kvalue!(f64: f32, f64);
+kvalue!(i64: i8, i16, i32, i64, u8, u16, u32);
+
+/// How the initial medoids are chosen.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub enum Init {
+    /// PAM's BUILD: greedy, O(n²k). The default of PAM and FastPAM1.
+    Build,
+    /// Linear approximative BUILD: BUILD on a fresh sample of 10 + ⌈√n⌉ points per medoid.
+    Lab,
+    /// k distinct points uniformly at random. The default of FastPAM2 and FasterPAM, as the
+    /// `kmedoids` package.
+    #[default]
+    Random,
+    /// k-means++ for medoids: each next medoid drawn with probability proportional to the
+    /// dissimilarity to the nearest medoid so far (D¹).
+    KMeansPlusPlus,
+    /// The first k points.
+    First,
+    /// These medoids (k distinct indices).
+    Given(Vec<usize>),
+}
+
+impl std::str::FromStr for Init {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        match s.to_ascii_lowercase().as_str() {
+            "build" => Ok(Init::Build),
+            "lab" => Ok(Init::Lab),
+            "random" => Ok(Init::Random),
+            "kmeanspp" | "k-means++" | "kmeans++" => Ok(Init::KMeansPlusPlus),
+            "first" => Ok(Init::First),
+            _ => Err(Error::param(
+                "init",
+                s,
+                "expected build, lab, random, kmeanspp or first",
+            )),
+        }
+    }
+}
+
+/// The swap (or refinement) algorithm.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Method {
+    /// The original SWAP: all k(n−k) swaps evaluated at O(n) each, the best one applied.
+    Pam,
+    /// FastPAM1: the same swaps as PAM, all k medoids evaluated at once per candidate, O(k)
+    /// faster.
+    FastPam1,
+    /// FastPAM2: the best candidate per medoid, up to k swaps per pass; a further swap is
+    /// applied when its recomputed gain is at least `(1 − fasttol)` times the best one.
+    FastPam2 {
+        /// Tolerance for the additional swaps (default 1: any improving one).
+        fasttol: f64,
+    },
+    /// FasterPAM: eager — a swap is applied as soon as a candidate improves the loss.
+    FasterPam {
+        /// Visit the candidates in a seeded random order instead of 0..n.
+        shuffle: bool,
+    },
+    /// The alternating (k-means-style) heuristic: assign to the nearest medoid, then move
+    /// each medoid to the point of its cluster with the smallest distance sum.
+    Alternating,
+}
+
+impl Method {
+    fn name(&self) -> &'static str {
+        match self {
+            Method::Pam => "pam",
+            Method::FastPam1 => "fastpam1",
+            Method::FastPam2 { .. } => "fastpam2",
+            Method::FasterPam { .. } => "fasterpam",
+            Method::Alternating => "alternating",
+        }
+    }
+}
+
+/// Parameters of a k-medoids run (the estimator).
+///
+/// ```
+/// use clustr::kmedoids::{Init, KMedoids};
+/// use clustr::{Fit, DenseMatrix, Clustering};
+/// let d = DenseMatrix::new(ndarray::array![[0.0, 1.0, 9.0], [1.0, 0.0, 8.0], [9.0, 8.0, 0.0]]).unwrap();
+/// let model = KMedoids::fasterpam(2).init(Init::Build).fit(&d).unwrap();
+/// assert_eq!(model.labels(), &[0, 0, 1]);
+/// ```
+#[derive(Clone, Debug)]
+pub struct KMedoids {
+    /// Number of medoids.
+    pub k: usize,
+    /// The swap algorithm.
+    pub method: Method,
+    /// The initialisation.
+    pub init: Init,
+    /// Maximum passes of the swap phase (default 100, as the `kmedoids` package; 0 = keep the
+    /// initial medoids).
+    pub max_iter: usize,
+    /// Seed of every random choice.
+    pub seed: u64,
+    /// Progress callback (after each pass).
+    pub progress: Option<ProgressFn>,
+}
+
+impl KMedoids {
+    fn with(k: usize, method: Method, init: Init) -> Self {
+        KMedoids {
+            k,
+            method,
+            init,
+            max_iter: 100,
+            seed: 0,
+            progress: None,
+        }
+    }
+    /// PAM: BUILD + the original SWAP.
+    pub fn pam(k: usize) -> Self {
+        Self::with(k, Method::Pam, Init::Build)
+    }
+    /// FastPAM1: BUILD + the O(k)-faster SWAP with PAM's result.
+    pub fn fastpam1(k: usize) -> Self {
+        Self::with(k, Method::FastPam1, Init::Build)
+    }
+    /// FastPAM2 (ELKI's FastPAM) with `fasttol` = 1 and random initial medoids.
+    pub fn fastpam2(k: usize) -> Self {
+        Self::with(k, Method::FastPam2 { fasttol: 1.0 }, Init::Random)
+    }
+    /// FasterPAM with random initial medoids and candidates in natural order.
+    pub fn fasterpam(k: usize) -> Self {
+        Self::with(k, Method::FasterPam { shuffle: false }, Init::Random)
+    }
+    /// The alternating heuristic, from random medoids.
+    pub fn alternating(k: usize) -> Self {
+        Self::with(k, Method::Alternating, Init::Random)
+    }
+    /// Sets the initialisation.
+    pub fn init(mut self, init: Init) -> Self {
+        self.init = init;
+        self
+    }
+    /// Sets the maximum number of passes.
+    pub fn max_iter(mut self, m: usize) -> Self {
+        self.max_iter = m;
+        self
+    }
+    /// Sets the seed.
+    pub fn seed(mut self, s: u64) -> Self {
+        self.seed = s;
+        self
+    }
+    /// FastPAM2's tolerance (ignored by the other methods).
+    pub fn fasttol(mut self, t: f64) -> Self {
+        if let Method::FastPam2 { fasttol } = &mut self.method {
+            *fasttol = t;
+        }
+        self
+    }
+    /// FasterPAM: visit candidates in a seeded random order.
+    pub fn shuffle(mut self, s: bool) -> Self {
+        if let Method::FasterPam { shuffle } = &mut self.method {
+            *shuffle = s;
+        }
+        self
+    }
+    /// Sets the progress callback.
+    pub fn progress(mut self, p: ProgressFn) -> Self {
+        self.progress = Some(p);
+        self
+    }
+
+    /// The method's name as on the command line.
+    pub fn name(&self) -> &'static str {
+        self.method.name()
+    }
+
+    fn validate(&self, n: usize) -> Result<()> {
+        if n == 0 {
+            return Err(Error::EmptyInput {
+                what: "dissimilarity has 0 objects".into(),
+            });
+        }
+        if n > u32::MAX as usize {
+            return Err(Error::param("n", n, "at most 2^32 - 1 objects"));
+        }
+        check_k(self.k, n)?;
+        if let Method::FastPam2 { fasttol } = self.method {
+            if !(0.0..=1.0).contains(&fasttol) {
+                return Err(Error::param("fasttol", fasttol, "must be in [0, 1]"));
+            }
+        }
+        if let Init::Given(m) = &self.init {
+            check_medoids(m, self.k, n)?;
+        }
+        Ok(())
+    }
+
+    /// The initial medoids for this run.
+    pub fn initial_medoids<D>(&self, d: &D) -> Result<Vec<usize>>
+    where
+        D: Dissimilarity,
+        D::Value: KValue,
+    {
+        self.validate(d.len())?;
+        let mut rng = <rand::rngs::StdRng as rand::SeedableRng>::seed_from_u64(self.seed);
+        match &self.init {
+            Init::Build => build(d, self.k),
+            Init::Lab => lab(d, self.k, &mut rng),
+            Init::Random => Ok(random_medoids(d.len(), self.k, &mut rng)),
+            Init::KMeansPlusPlus => kmeans_plus_plus(d, self.k, &mut rng),
+            Init::First => Ok(first_k(self.k)),
+            Init::Given(m) => Ok(m.clone()),
+        }
+    }
+}
+
+/// Checks user-given medoids: k of them, distinct, in range.
+pub fn check_medoids(m: &[usize], k: usize, n: usize) -> Result<()> {
+    if m.len() != k {
+        return Err(Error::ShapeMismatch {
+            what: "number of given medoids".into(),
+            expected: k.to_string(),
+            got: m.len().to_string(),
+        });
+    }
+    if let Some(&bad) = m.iter().find(|&&i| i >= n) {
+        return Err(Error::param(
+            "medoids",
+            bad,
+            format!("index out of range for n = {n}"),
+        ));
+    }
+    let mut sorted = m.to_vec();
+    sorted.sort_unstable();
+    if let Some(w) = sorted.windows(2).find(|w| w[0] == w[1]) {
+        return Err(Error::param("medoids", w[0], "given twice"));
+    }
+    Ok(())
+}
+
+/// A fitted k-medoids model.
+#[derive(Clone, Debug, PartialEq)]
+pub struct KMedoidsModel<L> {
+    /// Medoid indices (row numbers of the input), in medoid position order.
+    pub medoids: Vec<usize>,
+    /// Initial medoids the swap phase started from.
+    pub initial_medoids: Vec<usize>,
+    /// Position (in `medoids`) of each point's nearest medoid.
+    pub labels: Vec<i64>,
+    /// Sum of dissimilarities to the nearest medoid, exact in the loss type.
+    pub loss: L,
+    /// Passes of the swap phase.
+    pub n_iter: usize,
+    /// Swaps applied.
+    pub n_swaps: usize,
+    /// Whether a pass found no improving swap before `max_iter`.
+    pub converged: bool,
+}
+
+impl<L: Loss> Clustering for KMedoidsModel<L> {
+    fn labels(&self) -> &[i64] {
+        &self.labels
+    }
+    fn n_clusters(&self) -> usize {
+        self.medoids.len()
+    }
+    fn loss(&self) -> Option<f64> {
+        self.loss.to_f64()
+    }
+    fn n_iter(&self) -> usize {
+        self.n_iter
+    }
+    fn converged(&self) -> bool {
+        self.converged
+    }
+}
+
+impl<D> Fit<D> for KMedoids
+where
+    D: Dissimilarity,
+    D::Value: KValue,
+{
+    type Model = KMedoidsModel<<D::Value as KValue>::Loss>;
+
+    fn fit(&self, d: &D) -> Result<Self::Model> {
+        let initial = self.initial_medoids(d)?;
+        let mut medoids = initial.clone();
+        let mut rng = <rand::rngs::StdRng as rand::SeedableRng>::seed_from_u64(self.seed ^ 0x5eed_5a17);
+        let out = match self.method {
+            Method::Alternating => alternating::run(d, &mut medoids, self.max_iter, self.progress.as_ref()),
+            m => swap::run(
+                d,
+                &mut medoids,
+                m,
+                self.max_iter,
+                &mut rng,
+                self.progress.as_ref(),
+            ),
+        };
+        Ok(KMedoidsModel {
+            medoids,
+            initial_medoids: initial,
+            labels: out.assignment.iter().map(|&a| a as i64).collect(),
+            loss: out.loss,
+            n_iter: out.n_iter,
+            n_swaps: out.n_swaps,
+            converged: out.converged,
+        })
+    }
+}
+
+/// The smaller of two (loss, index) pairs, the lower index on equal loss: an argmin that is
+/// the same whatever order a parallel reduction combines in.
+pub(crate) fn lowest<L: PartialOrd>(a: (L, usize), b: (L, usize)) -> (L, usize) {
+    match b.0.partial_cmp(&a.0) {
+        Some(std::cmp::Ordering::Less) => b,
+        Some(std::cmp::Ordering::Equal) if b.1 < a.1 => b,
+        _ => a,
+    }
+}
+
+/// What a swap or refinement phase returns.
+pub(crate) struct Outcome<L> {
+    pub loss: L,
+    pub assignment: Vec<usize>,
+    pub n_iter: usize,
+    pub n_swaps: usize,
+    pub converged: bool,
+}
+
+/// The total dissimilarity of every point to its nearest medoid, and that medoid's position
+/// (lowest position on ties) — the loss definition, O(nk). `medoids` must be non-empty and
+/// in range (see [`check_medoids`]).
+pub fn total_deviation<D>(d: &D, medoids: &[usize]) -> (<D::Value as KValue>::Loss, Vec<usize>)
+where
+    D: Dissimilarity,
+    D::Value: KValue,
+{
+    assert!(!medoids.is_empty(), "total_deviation needs at least one medoid");
+    let mut loss = <D::Value as KValue>::Loss::zero();
+    let assignment = (0..d.len())
+        .map(|o| {
+            let (dist, best) = medoids
+                .iter()
+                .enumerate()
+                .map(|(i, &m)| (d.get(o, m), i))
+                .reduce(lowest)
+                .expect("k >= 1");
+            loss += dist.widen();
+            best
+        })
+        .collect();
+    (loss, assignment)
+}

@@ -1,0 +1,443 @@
+//! The SWAP phases: PAM, FastPAM1, FastPAM2 and FasterPAM, over a per-point cache of the
+//! nearest and second-nearest medoid (Schubert & Rousseeuw 2019, 2021).
+//!
+//! The removal loss ΔL[m] = Σ_{o: n(o)=m} (ds(o) − dn(o)) is what removing medoid m alone
+//! would cost. For a candidate x, one O(n) scan adjusts a copy of ΔL and accumulates the
+//! shared gain of adding x; ΔTD(m, x) = ΔL'[m] + acc for every m at once (FastPAM1).
+
+use super::{lowest, KValue, Loss, Method, Outcome};
+use crate::dissim::Dissimilarity;
+use crate::estimator::{Progress, ProgressFn};
+use num_traits::{ToPrimitive, Zero};
+use rand::rngs::StdRng;
+use rand::seq::SliceRandom;
+use rayon::prelude::*;
+
+/// A medoid position and the distance to it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Near<V> {
+    pub i: u32,
+    pub d: V,
+}
+
+/// A point's nearest and second-nearest medoid.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Rec<V> {
+    pub near: Near<V>,
+    pub seco: Near<V>,
+}
+
+type LossOf<D> = <<D as Dissimilarity>::Value as KValue>::Loss;
+
+/// The search state: medoids, caches, removal losses and the current loss.
+struct State<'a, D: Dissimilarity>
+where
+    D::Value: KValue,
+{
+    d: &'a D,
+    medoids: &'a mut Vec<usize>,
+    recs: Vec<Rec<D::Value>>,
+    is_medoid: Vec<bool>,
+    removal: Vec<LossOf<D>>,
+    loss: LossOf<D>,
+}
+
+impl<'a, D> State<'a, D>
+where
+    D: Dissimilarity,
+    D::Value: KValue,
+{
+    fn new(d: &'a D, medoids: &'a mut Vec<usize>) -> Self {
+        let n = d.len();
+        let mut is_medoid = vec![false; n];
+        let mut position = vec![u32::MAX; n];
+        for (i, &m) in medoids.iter().enumerate() {
+            is_medoid[m] = true;
+            position[m] = i as u32;
+        }
+        let recs: Vec<Rec<D::Value>> = (0..n)
+            .into_par_iter()
+            .map(|o| {
+                // A medoid's nearest is itself; otherwise the two smallest, strict `<`.
+                let own = position[o];
+                let mut near: Option<Near<D::Value>> = (own != u32::MAX).then_some(Near {
+                    i: own,
+                    d: D::Value::zero(),
+                });
+                let mut seco: Option<Near<D::Value>> = None;
+                for (i, &m) in medoids.iter().enumerate() {
+                    let i = i as u32;
+                    if i == own {
+                        continue;
+                    }
+                    let cand = Near { i, d: d.get(o, m) };
+                    match near {
+                        Some(nn) if own != u32::MAX || cand.d >= nn.d => {
+                            if seco.is_none_or(|s| cand.d < s.d) {
+                                seco = Some(cand);
+                            }
+                        }
+                        _ => {
+                            seco = near;
+                            near = Some(cand);
+                        }
+                    }
+                }
+                let near = near.expect("k >= 1");
+                Rec {
+                    near,
+                    seco: seco.unwrap_or(near),
+                }
+            })
+            .collect();
+        let loss = recs.iter().fold(LossOf::<D>::zero(), |a, r| a + r.near.d.widen());
+        let mut s = State {
+            d,
+            medoids,
+            recs,
+            is_medoid,
+            removal: Vec::new(),
+            loss,
+        };
+        s.update_removal_loss();
+        s
+    }
+
+    fn k(&self) -> usize {
+        self.medoids.len()
+    }
+
+    fn update_removal_loss(&mut self) {
+        let mut r = vec![LossOf::<D>::zero(); self.k()];
+        for rec in &self.recs {
+            r[rec.near.i as usize] += rec.seco.d.widen() - rec.near.d.widen();
+        }
+        self.removal = r;
+    }
+
+    /// ΔTD of replacing each medoid position by `x`, into `deltas`; FastPAM1's O(n + k) scan.
+    fn candidate_deltas(&self, x: usize, deltas: &mut Vec<LossOf<D>>) {
+        deltas.clear();
+        deltas.extend_from_slice(&self.removal);
+        let mut acc = LossOf::<D>::zero();
+        for (o, rec) in self.recs.iter().enumerate() {
+            let dox = self.d.get(o, x);
+            if dox < rec.near.d {
+                acc += dox.widen() - rec.near.d.widen();
+                deltas[rec.near.i as usize] += rec.near.d.widen() - rec.seco.d.widen();
+            } else if dox < rec.seco.d {
+                deltas[rec.near.i as usize] += dox.widen() - rec.seco.d.widen();
+            }
+        }
+        deltas.iter_mut().for_each(|v| *v += acc);
+    }
+
+    /// The best medoid position for candidate `x` (lowest position on ties) and its ΔTD.
+    fn best_for(&self, x: usize, deltas: &mut Vec<LossOf<D>>) -> (usize, LossOf<D>) {
+        self.candidate_deltas(x, deltas);
+        let mut best = (0, deltas[0]);
+        for (i, &v) in deltas.iter().enumerate().skip(1) {
+            if v < best.1 {
+                best = (i, v);
+            }
+        }
+        best
+    }
+
+    /// ΔTD of replacing medoid position `i` by `x` with PAM's O(n) formula.
+    fn pam_delta(&self, i: usize, x: usize) -> LossOf<D> {
+        let mut delta = LossOf::<D>::zero();
+        for (o, rec) in self.recs.iter().enumerate() {
+            let dox = self.d.get(o, x);
+            if rec.near.i as usize == i {
+                let to = if dox < rec.seco.d { dox } else { rec.seco.d };
+                delta += to.widen() - rec.near.d.widen();
+            } else if dox < rec.near.d {
+                delta += dox.widen() - rec.near.d.widen();
+            }
+        }
+        delta
+    }
+
+    /// Replaces medoid position `b` by point `x`, updates the caches, the removal losses and
+    /// the loss.
+    fn swap(&mut self, b: usize, x: usize) {
+        let old = self.medoids[b];
+        self.medoids[b] = x;
+        self.is_medoid[old] = false;
+        self.is_medoid[x] = true;
+        let bi = b as u32;
+        let (d, medoids) = (self.d, &*self.medoids);
+        self.recs.par_iter_mut().enumerate().for_each(|(o, rec)| {
+            if o == x {
+                if rec.near.i != bi {
+                    rec.seco = rec.near;
+                }
+                rec.near = Near {
+                    i: bi,
+                    d: D::Value::zero(),
+                };
+                return;
+            }
+            let dox = d.get(o, x);
+            if rec.near.i == bi {
+                // The nearest medoid was replaced.
+                if dox < rec.seco.d {
+                    rec.near = Near { i: bi, d: dox };
+                } else {
+                    rec.near = rec.seco;
+                    rec.seco = second_nearest(d, medoids, rec.near.i, bi, o, dox);
+                }
+            } else if dox < rec.near.d {
+                rec.seco = rec.near;
+                rec.near = Near { i: bi, d: dox };
+            } else if rec.seco.i == bi {
+                // The second nearest was replaced.
+                rec.seco = second_nearest(d, medoids, rec.near.i, bi, o, dox);
+            } else if dox < rec.seco.d {
+                rec.seco = Near { i: bi, d: dox };
+            }
+        });
+        self.loss = self
+            .recs
+            .iter()
+            .fold(LossOf::<D>::zero(), |a, r| a + r.near.d.widen());
+        self.update_removal_loss();
+    }
+
+    fn outcome(self, n_iter: usize, n_swaps: usize, converged: bool) -> Outcome<LossOf<D>> {
+        Outcome {
+            loss: self.loss,
+            assignment: self.recs.iter().map(|r| r.near.i as usize).collect(),
+            n_iter,
+            n_swaps,
+            converged,
+        }
+    }
+}
+
+/// The nearest medoid of `o` other than position `skip`, starting from the new medoid at
+/// position `b` (distance `dob`); strict `<`, so `b` wins ties.
+fn second_nearest<D: Dissimilarity>(
+    d: &D,
+    medoids: &[usize],
+    skip: u32,
+    b: u32,
+    o: usize,
+    dob: D::Value,
+) -> Near<D::Value> {
+    let mut best = Near { i: b, d: dob };
+    for (i, &m) in medoids.iter().enumerate() {
+        let i = i as u32;
+        if i == skip || i == b {
+            continue;
+        }
+        let v = d.get(o, m);
+        if v < best.d {
+            best = Near { i, d: v };
+        }
+    }
+    best
+}
+
+/// k = 1: the point with the smallest distance sum (exact); parallel, lowest index on ties.
+fn single_medoid<D>(d: &D, medoids: &mut [usize]) -> Outcome<LossOf<D>>
+where
+    D: Dissimilarity,
+    D::Value: KValue,
+{
+    let n = d.len();
+    let sum = |x: usize| (0..n).fold(LossOf::<D>::zero(), |a, o| a + d.get(o, x).widen());
+    let (loss, best) = (0..n)
+        .into_par_iter()
+        .map(|x| (sum(x), x))
+        .reduce_with(lowest)
+        .expect("n >= 1");
+    let current = sum(medoids[0]);
+    let swapped = best != medoids[0] && loss < current;
+    if swapped {
+        medoids[0] = best;
+    }
+    Outcome {
+        loss: if swapped { loss } else { current },
+        assignment: vec![0; n],
+        n_iter: 1,
+        n_swaps: usize::from(swapped),
+        converged: true,
+    }
+}
+
+/// Runs the swap phase of `method` from `medoids` (updated in place).
+pub(crate) fn run<D>(
+    d: &D,
+    medoids: &mut Vec<usize>,
+    method: Method,
+    max_iter: usize,
+    rng: &mut StdRng,
+    progress: Option<&ProgressFn>,
+) -> Outcome<LossOf<D>>
+where
+    D: Dissimilarity,
+    D::Value: KValue,
+{
+    if medoids.len() == 1 && max_iter > 0 {
+        return single_medoid(d, medoids);
+    }
+    let n = d.len();
+    let mut s = State::new(d, medoids);
+    let report = |iter: usize, loss: LossOf<D>| {
+        if let Some(p) = progress {
+            p.report(&Progress {
+                iteration: iter,
+                max_iter: Some(max_iter),
+                objective: loss.to_f64(),
+            });
+        }
+    };
+    let (mut n_iter, mut n_swaps, mut converged) = (0, 0, false);
+    let mut deltas = Vec::with_capacity(s.k());
+    match method {
+        Method::Pam | Method::FastPam1 => {
+            while n_iter < max_iter {
+                n_iter += 1;
+                let mut best: Option<(LossOf<D>, usize, usize)> = None;
+                for x in (0..n).filter(|&x| !s.is_medoid[x]) {
+                    let (i, delta) = if method == Method::Pam {
+                        let mut b = (0, s.pam_delta(0, x));
+                        for i in 1..s.k() {
+                            let v = s.pam_delta(i, x);
+                            if v < b.1 {
+                                b = (i, v);
+                            }
+                        }
+                        b
+                    } else {
+                        s.best_for(x, &mut deltas)
+                    };
+                    if best.is_none_or(|b| delta < b.0) {
+                        best = Some((delta, i, x));
+                    }
+                }
+                report(n_iter, s.loss);
+                match best {
+                    Some((delta, i, x)) if LossOf::<D>::improves(delta, s.loss) => {
+                        s.swap(i, x);
+                        n_swaps += 1;
+                    }
+                    _ => {
+                        converged = true;
+                        break;
+                    }
+                }
+            }
+        }
+        Method::FastPam2 { fasttol } => {
+            while n_iter < max_iter {
+                n_iter += 1;
+                let k = s.k();
+                let mut best_per: Vec<Option<(LossOf<D>, usize)>> = vec![None; k];
+                for x in (0..n).filter(|&x| !s.is_medoid[x]) {
+                    s.candidate_deltas(x, &mut deltas);
+                    for (i, &v) in deltas.iter().enumerate() {
+                        if best_per[i].is_none_or(|(b, _)| v < b) {
+                            best_per[i] = Some((v, x));
+                        }
+                    }
+                }
+                let mut order: Vec<(LossOf<D>, usize, usize)> = best_per
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, b)| b.map(|(v, x)| (v, i, x)))
+                    .filter(|&(v, _, _)| LossOf::<D>::improves(v, s.loss))
+                    .collect();
+                order.sort_by(|a, b| a.0.partial_cmp(&b.0).expect("finite").then(a.1.cmp(&b.1)));
+                report(n_iter, s.loss);
+                let Some(&(first, i0, x0)) = order.first() else {
+                    converged = true;
+                    break;
+                };
+                s.swap(i0, x0);
+                n_swaps += 1;
+                let threshold = (1.0 - fasttol) * first.to_f64().unwrap_or(0.0);
+                for &(_, i, x) in &order[1..] {
+                    if s.is_medoid[x] {
+                        continue;
+                    }
+                    s.candidate_deltas(x, &mut deltas);
+                    let v = deltas[i];
+                    if v.to_f64().unwrap_or(0.0) <= threshold && LossOf::<D>::improves(v, s.loss) {
+                        s.swap(i, x);
+                        n_swaps += 1;
+                    }
+                }
+            }
+        }
+        Method::FasterPam { shuffle } => {
+            let mut order: Vec<usize> = (0..n).collect();
+            if shuffle {
+                order.shuffle(rng);
+            }
+            let mut last_swap = usize::MAX; // position in `order` of the last swap
+            while n_iter < max_iter {
+                n_iter += 1;
+                let swaps_before = n_swaps;
+                for (pos, &x) in order.iter().enumerate() {
+                    if pos == last_swap {
+                        break; // a full cycle without a swap since the last one
+                    }
+                    if s.is_medoid[x] {
+                        continue;
+                    }
+                    let (i, delta) = s.best_for(x, &mut deltas);
+                    if LossOf::<D>::improves(delta, s.loss) {
+                        s.swap(i, x);
+                        n_swaps += 1;
+                        last_swap = pos;
+                    }
+                }
+                report(n_iter, s.loss);
+                if n_swaps == swaps_before {
+                    converged = true;
+                    break;
+                }
+            }
+        }
+        Method::Alternating => unreachable!("handled by the alternating module"),
+    }
+    s.outcome(n_iter, n_swaps, converged)
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::dissim::LowerTriangle;
+
+    /// Every incremental ΔTD (FastPAM1 and PAM forms) equals the brute-force difference of
+    /// total deviations, exactly on integers (spec acceptance 2).
+    #[test]
+    fn incremental_deltas_equal_brute_force() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = StdRng::seed_from_u64(11);
+        for _ in 0..40 {
+            let n = rng.random_range(4..25);
+            let k = rng.random_range(2..n.min(6));
+            let data: Vec<i32> = (0..n * (n - 1) / 2).map(|_| rng.random_range(0..6)).collect();
+            let d = LowerTriangle::new(n, data).unwrap();
+            let mut medoids = rand::seq::index::sample(&mut rng, n, k).into_vec();
+            let s = State::new(&d, &mut medoids);
+            let (base, _) = super::super::total_deviation(&d, s.medoids);
+            assert_eq!(base, s.loss);
+            let mut deltas = Vec::new();
+            for x in (0..n).filter(|&x| !s.is_medoid[x]) {
+                s.candidate_deltas(x, &mut deltas);
+                for i in 0..k {
+                    let mut m = s.medoids.clone();
+                    m[i] = x;
+                    let (after, _) = super::super::total_deviation(&d, &m);
+                    assert_eq!(deltas[i], after - base, "candidate {x} position {i}");
+                    assert_eq!(s.pam_delta(i, x), after - base);
+                }
+            }
+        }
+    }
+}

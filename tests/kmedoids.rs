@@ -1,0 +1,333 @@
+//! k-medoids against the spec's acceptance tests (shared/specs/kmedoids.md §5), brute-force
+//! oracles, and the Python `kmedoids` package's results on the shipped data sets
+//! (tests/fixtures/kmedoids_reference.json, made by make_kmedoids_fixtures.py).
+
+use clustr::kmedoids::{build, lab_sample_size, total_deviation, Init, KMedoids, KMedoidsModel};
+use clustr::{CpuBackend, DenseMatrix, Dissimilarity, Fit, LowerTriangle, MetricKind, OnTheFly};
+use rand::{Rng, SeedableRng};
+use serde_json::Value;
+
+fn fixture_tri() -> LowerTriangle<i32> {
+    LowerTriangle::new(5, vec![1, 2, 3, 4, 5, 6, 7, 8, 9, 1]).unwrap()
+}
+
+#[test]
+fn crate_fixture() {
+    let d = fixture_tri();
+    let start = Init::Given(vec![0, 1]);
+    let m = KMedoids::fasterpam(2).init(start.clone()).fit(&d).unwrap();
+    assert_eq!(
+        (m.loss, m.medoids.clone(), m.labels.clone()),
+        (4, vec![0, 3], vec![0, 0, 0, 1, 1])
+    );
+    assert_eq!((m.n_swaps, m.n_iter), (2, 2));
+    for algo in [KMedoids::pam(2), KMedoids::fastpam1(2)] {
+        let m = algo.init(start.clone()).fit(&d).unwrap();
+        assert_eq!((m.loss, m.n_swaps, m.n_iter), (4, 1, 2));
+    }
+    assert_eq!(build(&d, 2).unwrap(), vec![0, 3]);
+    let m = KMedoids::fasterpam(1).init(Init::Given(vec![1])).fit(&d).unwrap();
+    assert_eq!((m.loss, m.medoids), (14, vec![0]));
+    // Medoid silhouette of the FasterPAM result, as in the kmedoids crate's tests.
+    let m = KMedoids::fasterpam(2).init(start).fit(&d).unwrap();
+    let s = clustr::eval::silhouette_score(&d, &m.labels).unwrap();
+    assert!((s - 0.7522494172494172).abs() < 1e-12, "{s}");
+}
+
+/// PAM as defined: every (candidate, medoid) swap scored by recomputing the total deviation;
+/// the best applied (candidates outer, medoid positions inner, strict <).
+fn brute_force_pam<D: Dissimilarity<Value = i32>>(d: &D, start: &[usize]) -> (i64, Vec<usize>, usize, usize) {
+    let mut med = start.to_vec();
+    let (mut loss, _) = total_deviation(d, &med);
+    let (mut iters, mut swaps) = (0, 0);
+    loop {
+        iters += 1;
+        let mut best: Option<(i64, usize, usize)> = None;
+        for x in (0..d.len()).filter(|x| !med.contains(x)) {
+            for i in 0..med.len() {
+                let mut m = med.clone();
+                m[i] = x;
+                let (l, _) = total_deviation(d, &m);
+                if best.is_none_or(|b| l < b.0) {
+                    best = Some((l, i, x));
+                }
+            }
+        }
+        match best {
+            Some((l, i, x)) if l < loss => {
+                med[i] = x;
+                loss = l;
+                swaps += 1;
+            }
+            _ => return (loss, med, iters, swaps),
+        }
+    }
+}
+
+fn random_tri(rng: &mut rand::rngs::StdRng, n: usize, max: i32) -> LowerTriangle<i32> {
+    LowerTriangle::new(
+        n,
+        (0..n * (n - 1) / 2).map(|_| rng.random_range(0..max)).collect(),
+    )
+    .unwrap()
+}
+
+#[test]
+fn fastpam1_equals_pam_and_brute_force_on_integers_with_ties() {
+    let mut rng = rand::rngs::StdRng::seed_from_u64(1);
+    for seed in 0..300 {
+        let n = rng.random_range(3..if seed < 250 { 30 } else { 120 });
+        let k = rng.random_range(1..n.min(12));
+        let d = random_tri(&mut rng, n, 5); // few values: many ties
+        let start: Vec<usize> = rand::seq::index::sample(&mut rng, n, k).into_vec();
+        let pam = KMedoids::pam(k).init(Init::Given(start.clone())).fit(&d).unwrap();
+        let fp1 = KMedoids::fastpam1(k)
+            .init(Init::Given(start.clone()))
+            .fit(&d)
+            .unwrap();
+        assert_eq!(pam, fp1, "seed {seed}, n {n}, k {k}");
+        if n <= 30 && k > 1 {
+            let (loss, med, iters, swaps) = brute_force_pam(&d, &start);
+            assert_eq!(
+                (pam.loss, pam.medoids.clone(), pam.n_iter, pam.n_swaps),
+                (loss, med, iters, swaps),
+                "seed {seed}"
+            );
+        }
+    }
+}
+
+/// No single swap improves the loss; the loss is the recomputed total deviation; medoids are
+/// distinct; every label points to a nearest medoid.
+fn assert_local_optimum<D: Dissimilarity<Value = i32>>(d: &D, m: &KMedoidsModel<i64>, what: &str) {
+    let (loss, _) = total_deviation(d, &m.medoids);
+    assert_eq!(m.loss, loss, "{what}: reported loss");
+    let mut sorted = m.medoids.clone();
+    sorted.sort_unstable();
+    sorted.dedup();
+    assert_eq!(sorted.len(), m.medoids.len(), "{what}: distinct medoids");
+    for o in 0..d.len() {
+        let best = m.medoids.iter().map(|&q| d.get(o, q)).min().unwrap();
+        assert_eq!(
+            d.get(o, m.medoids[m.labels[o] as usize]),
+            best,
+            "{what}: label of {o}"
+        );
+    }
+    for x in (0..d.len()).filter(|x| !m.medoids.contains(x)) {
+        for i in 0..m.medoids.len() {
+            let mut t = m.medoids.clone();
+            t[i] = x;
+            assert!(
+                total_deviation(d, &t).0 >= loss,
+                "{what}: swap ({i}, {x}) improves"
+            );
+        }
+    }
+}
+
+#[test]
+fn fasterpam_fastpam2_and_shuffled_reach_local_optima() {
+    let mut rng = rand::rngs::StdRng::seed_from_u64(2);
+    for seed in 0..120 {
+        let n = rng.random_range(3..40);
+        let k = rng.random_range(1..n.min(8));
+        let d = random_tri(&mut rng, n, 20);
+        for algo in [
+            KMedoids::fasterpam(k),
+            KMedoids::fasterpam(k).shuffle(true),
+            KMedoids::fastpam2(k),
+            KMedoids::fastpam2(k).fasttol(0.0),
+        ] {
+            let m = algo.clone().seed(seed).fit(&d).unwrap();
+            assert!(m.converged);
+            assert_local_optimum(&d, &m, &format!("{algo:?} seed {seed}"));
+        }
+    }
+}
+
+#[test]
+fn initialisations() {
+    let ds = clustr::datasets::load("iris").unwrap();
+    let d = DenseMatrix::from_points(
+        ds.data.view(),
+        &MetricKind::Euclidean,
+        &CpuBackend::default(),
+        u64::MAX,
+    )
+    .unwrap();
+    assert_eq!(lab_sample_size(150), 10 + 13);
+    assert_eq!(lab_sample_size(5), 5);
+    for init in [
+        Init::Build,
+        Init::Lab,
+        Init::Random,
+        Init::KMeansPlusPlus,
+        Init::First,
+    ] {
+        let m = KMedoids::fasterpam(5).init(init.clone()).seed(3).fit(&d).unwrap();
+        let mut s = m.initial_medoids.clone();
+        s.sort_unstable();
+        s.dedup();
+        assert_eq!(s.len(), 5, "{init:?}");
+        // Same seed, same result.
+        assert_eq!(
+            m,
+            KMedoids::fasterpam(5).init(init.clone()).seed(3).fit(&d).unwrap()
+        );
+    }
+    assert_eq!(
+        KMedoids::pam(3).initial_medoids(&d).unwrap(),
+        build(&d, 3).unwrap()
+    );
+    // LAB then FasterPAM is close to BUILD then FasterPAM (median over seeds, within 1%).
+    let build_loss = KMedoids::fasterpam(10).init(Init::Build).fit(&d).unwrap().loss;
+    let mut lab: Vec<f64> = (0..21)
+        .map(|s| {
+            KMedoids::fasterpam(10)
+                .init(Init::Lab)
+                .seed(s)
+                .fit(&d)
+                .unwrap()
+                .loss
+        })
+        .collect();
+    lab.sort_by(f64::total_cmp);
+    assert!(
+        lab[10] <= build_loss * 1.01,
+        "LAB median {} vs BUILD {build_loss}",
+        lab[10]
+    );
+}
+
+#[test]
+fn edge_cases_and_errors() {
+    // k = n: every point its own medoid, loss 0; k = 1 exact.
+    let d = fixture_tri();
+    let m = KMedoids::fasterpam(5).fit(&d).unwrap();
+    assert_eq!(m.loss, 0);
+    // Duplicates: 3 distinct points, BUILD for k = 4 is an error naming the problem.
+    let x = ndarray::array![[0.0f32, 0.0], [0.0, 0.0], [1.0, 1.0], [1.0, 1.0], [5.0, 5.0]];
+    let otf = OnTheFly::new(x.view(), MetricKind::Euclidean).unwrap();
+    let e = KMedoids::pam(4).fit(&otf).unwrap_err().to_string();
+    assert!(e.contains("only 3 distinct points"), "{e}");
+    assert!(KMedoids::fasterpam(4).init(Init::Lab).fit(&otf).is_err());
+    let ok = KMedoids::fasterpam(3).init(Init::Build).fit(&otf).unwrap();
+    assert_eq!(ok.loss, 0.0); // f32 input, f64 loss
+                              // Random init may pick duplicates; the search still ends at loss 0 with k = 4.
+    let dup = KMedoids::fasterpam(4).seed(1).fit(&otf).unwrap();
+    assert_eq!(dup.loss, 0.0);
+    assert!(KMedoids::fasterpam(0)
+        .fit(&d)
+        .unwrap_err()
+        .to_string()
+        .contains("k = 0"));
+    assert!(KMedoids::fasterpam(6)
+        .fit(&d)
+        .unwrap_err()
+        .to_string()
+        .contains("n = 5"));
+    assert!(KMedoids::fasterpam(2)
+        .init(Init::Given(vec![1, 1]))
+        .fit(&d)
+        .is_err());
+    assert!(KMedoids::fasterpam(2)
+        .init(Init::Given(vec![1, 9]))
+        .fit(&d)
+        .is_err());
+    assert!(KMedoids::fasterpam(2).init(Init::Given(vec![1])).fit(&d).is_err());
+    assert!(KMedoids::fastpam2(2).fasttol(2.0).fit(&d).is_err());
+    let m = KMedoids::fasterpam(2)
+        .init(Init::Given(vec![0, 1]))
+        .max_iter(0)
+        .fit(&d)
+        .unwrap();
+    assert_eq!((m.medoids, m.n_swaps, m.converged), (vec![0, 1], 0, false));
+}
+
+#[test]
+fn results_do_not_depend_on_thread_count() {
+    let ds = clustr::datasets::load("wine").unwrap();
+    let d = DenseMatrix::from_points(
+        ds.data.view(),
+        &MetricKind::Euclidean,
+        &CpuBackend::default(),
+        u64::MAX,
+    )
+    .unwrap();
+    let run = |t: usize| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(t)
+            .build()
+            .unwrap()
+            .install(|| {
+                [
+                    KMedoids::pam(4),
+                    KMedoids::fastpam2(6),
+                    KMedoids::fasterpam(8).init(Init::Build),
+                    KMedoids::alternating(5),
+                ]
+                .map(|a| a.seed(9).fit(&d).unwrap())
+            })
+    };
+    let one = run(1);
+    assert_eq!(one, run(2));
+    assert_eq!(one, run(5));
+}
+
+#[test]
+fn matches_python_kmedoids_on_shipped_data() {
+    let f: Value = serde_json::from_str(include_str!("fixtures/kmedoids_reference.json")).unwrap();
+    for case in f["cases"].as_array().unwrap() {
+        let name = case["dataset"].as_str().unwrap();
+        let k = case["k"].as_u64().unwrap() as usize;
+        let start: Vec<usize> = serde_json::from_value(case["start"].clone()).unwrap();
+        let ds = clustr::datasets::load(name).unwrap();
+        let d = DenseMatrix::from_points(
+            ds.data.view(),
+            &MetricKind::Euclidean,
+            &CpuBackend::default(),
+            u64::MAX,
+        )
+        .unwrap();
+        let meds = |v: &Value| serde_json::from_value::<Vec<usize>>(v["medoids"].clone()).unwrap();
+        assert_eq!(build(&d, k).unwrap(), meds(&case["build"]), "{name} k={k} BUILD");
+        for (method, algo) in [
+            ("pam", KMedoids::pam(k)),
+            ("fastpam1", KMedoids::fastpam1(k)),
+            ("fasterpam", KMedoids::fasterpam(k)),
+            ("alternating", KMedoids::alternating(k)),
+        ] {
+            let r = &case[method];
+            let m = algo.init(Init::Given(start.clone())).fit(&d).unwrap();
+            let what = format!("{name} k={k} {method}");
+            let expected_loss = r["loss"].as_f64().unwrap();
+            assert!(
+                (m.loss - expected_loss).abs() <= 1e-9 * expected_loss,
+                "{what}: loss {} vs {expected_loss}",
+                m.loss
+            );
+            assert_eq!(m.medoids, meds(r), "{what}: medoids");
+            // Labels agree except where two medoids are equidistant (iris has duplicate points):
+            // which one a point keeps depends on the cache's history and on the last bits of
+            // the two libraries' distance matrices.
+            let labels: Vec<i64> = serde_json::from_value(r["labels"].clone()).unwrap();
+            for (o, (&ours, &theirs)) in m.labels.iter().zip(&labels).enumerate() {
+                if ours != theirs {
+                    let (a, b) = (
+                        d.get(o, m.medoids[ours as usize]),
+                        d.get(o, m.medoids[theirs as usize]),
+                    );
+                    assert!(
+                        (a - b).abs() <= 1e-12 * a,
+                        "{what}: label of point {o}: {ours} ({a}) vs {theirs} ({b})"
+                    );
+                }
+            }
+            if method != "alternating" {
+                assert_eq!(m.n_iter as u64, r["n_iter"].as_u64().unwrap(), "{what}: n_iter");
+                assert_eq!(m.n_swaps as u64, r["n_swap"].as_u64().unwrap(), "{what}: n_swap");
+            }
+        }
+    }
+}
