@@ -9,6 +9,7 @@
 //! algorithm families land.
 
 use clustr::eval;
+use clustr::kmedoids::{Init, KMedoids};
 use clustr::prelude::*;
 use std::time::Instant;
 
@@ -45,13 +46,37 @@ fn main() -> clustr::Result<()> {
             clustr::dissim::memory_budget(),
         )?;
         let dist_s = t0.elapsed().as_secs_f64();
-        let rows = vec![Row {
+        let mut rows = vec![Row {
             dataset: name,
             method: "truth (reference)".into(),
             k,
             labels: ds.target.clone(),
             seconds: dist_s,
         }];
+        // k-medoids on the same matrix, k = the number of classes.
+        for algo in [
+            KMedoids::pam(k),
+            KMedoids::fastpam1(k),
+            KMedoids::fastpam2(k).init(Init::Build),
+            KMedoids::fasterpam(k).init(Init::Build),
+            KMedoids::fasterpam(k).init(Init::Lab),
+            KMedoids::alternating(k).init(Init::Build),
+        ] {
+            let t = Instant::now();
+            let model = algo.fit(&d)?;
+            let init = match algo.init {
+                Init::Build => "build",
+                Init::Lab => "lab",
+                _ => "random",
+            };
+            rows.push(Row {
+                dataset: name,
+                method: format!("{} ({init})", algo.name()),
+                k,
+                labels: model.labels().to_vec(),
+                seconds: t.elapsed().as_secs_f64(),
+            });
+        }
         for r in rows {
             println!(
                 "{:<14} {:<22} {:>5} {:>3} {:>6.3} {:>6.3} {:>6.3} {:>7.3} {:>9.1} {:>6.3} {:>9.4}",
@@ -70,7 +95,7 @@ fn main() -> clustr::Result<()> {
         }
     }
     println!(
-        "\ntime of the truth rows = computing the n x n Euclidean matrix ({} backend).",
+        "\ntime: truth rows = the n x n Euclidean matrix ({} backend); other rows = the algorithm on it.",
         backend.name()
     );
     Ok(())

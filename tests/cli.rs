@@ -263,3 +263,104 @@ fn export_then_eval_round_trip() {
     let text = String::from_utf8_lossy(&list.stdout);
     assert!(text.contains("digits") && text.contains("1797") && text.contains("geo_hotspots"));
 }
+
+#[test]
+fn kmedoids_subcommands_agree_with_the_library() {
+    let dir = tempfile::tempdir().unwrap();
+    assert!(clustr(
+        dir.path(),
+        &[
+            "datasets",
+            "export",
+            "iris",
+            "--out",
+            "iris.csv",
+            "--labels-out",
+            "t.csv"
+        ]
+    )
+    .status
+    .success());
+    for method in ["pam", "fastpam1", "fastpam2", "fasterpam", "alternating"] {
+        let out = clustr(
+            dir.path(),
+            &[
+                method,
+                "iris.csv",
+                "--k",
+                "3",
+                "--init",
+                "build",
+                "--dtype",
+                "f64",
+                "--json",
+                "--labels-out",
+                "l.npy",
+            ],
+        );
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{method}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        for key in [
+            "algorithm",
+            "n",
+            "d",
+            "k",
+            "n_clusters",
+            "n_noise",
+            "loss",
+            "n_iter",
+            "converged",
+            "backend",
+            "threads",
+            "seed",
+            "seconds",
+            "medoids",
+            "n_swaps",
+        ] {
+            assert!(v.get(key).is_some(), "{method}: {key} missing");
+        }
+        let ds = clustr::datasets::load("iris").unwrap();
+        let d = clustr::DenseMatrix::from_points(
+            ds.data.view(),
+            &clustr::MetricKind::Euclidean,
+            &clustr::CpuBackend::default(),
+            u64::MAX,
+        )
+        .unwrap();
+        let algo = match method {
+            "pam" => clustr::kmedoids::KMedoids::pam(3),
+            "fastpam1" => clustr::kmedoids::KMedoids::fastpam1(3),
+            "fastpam2" => clustr::kmedoids::KMedoids::fastpam2(3),
+            "fasterpam" => clustr::kmedoids::KMedoids::fasterpam(3),
+            _ => clustr::kmedoids::KMedoids::alternating(3),
+        };
+        let m = clustr::Fit::fit(&algo.init(clustr::kmedoids::Init::Build), &d).unwrap();
+        assert_eq!(v["medoids"], serde_json::json!(m.medoids), "{method}");
+        assert!(
+            (v["loss"].as_f64().unwrap() - m.loss).abs() < 1e-9 * m.loss,
+            "{method}"
+        );
+        assert_eq!(
+            clustr::data::read_labels(dir.path().join("l.npy")).unwrap(),
+            m.labels,
+            "{method}"
+        );
+    }
+    // PAM on iris, k = 3, BUILD: kmedoids.pam(D, 3, init="build") gives loss 98.13115488227055, medoids [78, 7, 112].
+    let out = clustr(
+        dir.path(),
+        &["pam", "iris.csv", "--k", "3", "--dtype", "f64", "--json"],
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        (v["loss"].as_f64().unwrap() - 98.13115488227055).abs() < 1e-9,
+        "{}",
+        v["loss"]
+    );
+    assert_eq!(v["medoids"], serde_json::json!([78, 7, 112]));
+}

@@ -122,3 +122,115 @@ pub fn print_json(v: &serde_json::Value) {
 pub fn secs(t: Instant) -> f64 {
     t.elapsed().as_secs_f64()
 }
+
+/// Options every clustering subcommand takes.
+#[derive(clap::Args, Clone, Debug)]
+pub struct AlgoArgs {
+    /// Number of clusters.
+    #[arg(long)]
+    pub k: usize,
+    /// Seed of every random choice.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Maximum iterations (passes); the algorithm's default when omitted.
+    #[arg(long)]
+    pub max_iter: Option<usize>,
+    /// Write the labels here (.npy int32 or .csv; -1 = noise).
+    #[arg(long)]
+    pub labels_out: Option<std::path::PathBuf>,
+}
+
+/// A progress bar driven by an algorithm's progress callback (hidden when not a terminal or
+/// with --quiet).
+pub fn iteration_bar(
+    max_iter: usize,
+    what: &str,
+    out: &OutputArgs,
+) -> (indicatif::ProgressBar, clustr::ProgressFn) {
+    let bar = if out.quiet || !std::io::stderr().is_terminal() {
+        indicatif::ProgressBar::hidden()
+    } else {
+        let b = indicatif::ProgressBar::new(max_iter as u64);
+        b.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{prefix} [{bar:30}] iteration {pos}/{len} {msg} ({elapsed})",
+            )
+            .expect("valid template")
+            .progress_chars("=> "),
+        );
+        b.set_prefix(what.to_string());
+        b
+    };
+    let b = bar.clone();
+    let f = clustr::ProgressFn::new(move |p: &clustr::Progress| {
+        b.set_position(p.iteration as u64);
+        if let Some(o) = p.objective {
+            b.set_message(format!("loss {o:.6e}"));
+        }
+    });
+    (bar, f)
+}
+
+/// The result of a clustering subcommand: written as the labels file, the JSON object of the
+/// CLI contract, and a human-readable line on stderr.
+pub struct Report<'a> {
+    pub algorithm: &'a str,
+    pub n: usize,
+    pub d: Option<usize>,
+    pub k: Option<usize>,
+    pub model: &'a dyn clustr::Clustering,
+    pub backend: &'a str,
+    pub threads: usize,
+    pub seed: u64,
+    /// Phase timings, e.g. ("distances", s); "total" is added.
+    pub seconds: Vec<(&'a str, f64)>,
+    /// Algorithm-specific fields (medoids, centers, n_swaps...).
+    pub extra: serde_json::Map<String, serde_json::Value>,
+}
+
+impl Report<'_> {
+    /// Writes the labels (if asked), then prints the summary.
+    pub fn emit(self, algo: &AlgoArgs, out: &OutputArgs, started: Instant) -> CliResult {
+        if let Some(p) = &algo.labels_out {
+            clustr::data::write_labels(p, self.model.labels())?;
+        }
+        let mut seconds = serde_json::Map::new();
+        seconds.insert("total".into(), serde_json::json!(secs(started)));
+        for (k, v) in &self.seconds {
+            seconds.insert((*k).into(), serde_json::json!(v));
+        }
+        let m = self.model;
+        if !out.quiet {
+            eprintln!(
+                "clustr: {}: n = {}, {} clusters, loss {}, {} iterations{}, {:.3} s",
+                self.algorithm,
+                self.n,
+                m.n_clusters(),
+                m.loss().map_or("-".into(), |l| format!("{l:.6}")),
+                m.n_iter(),
+                if m.converged() { "" } else { " (not converged)" },
+                secs(started)
+            );
+        }
+        if out.json {
+            let mut v = serde_json::json!({
+                "algorithm": self.algorithm,
+                "n": self.n,
+                "d": self.d,
+                "k": self.k,
+                "n_clusters": m.n_clusters(),
+                "n_noise": m.n_noise(),
+                "loss": m.loss(),
+                "n_iter": m.n_iter(),
+                "converged": m.converged(),
+                "backend": self.backend,
+                "threads": self.threads,
+                "seed": self.seed,
+                "seconds": seconds,
+            });
+            v.as_object_mut().expect("object").extend(self.extra);
+            print_json(&v);
+        }
+        Ok(())
+    }
+}

@@ -7,6 +7,7 @@ mod datasets_cmd;
 mod distances;
 mod eval_cmd;
 mod harness;
+mod kmedoids_cmd;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -28,6 +29,16 @@ enum Command {
     Eval(eval_cmd::Args),
     /// List or export the shipped data sets and the generators.
     Datasets(datasets_cmd::Args),
+    /// k-medoids: PAM (BUILD + the original SWAP).
+    Pam(kmedoids_cmd::Args),
+    /// k-medoids: FastPAM1 (PAM's result, O(k) faster SWAP).
+    Fastpam1(kmedoids_cmd::Args),
+    /// k-medoids: FastPAM2 (up to k swaps per pass).
+    Fastpam2(kmedoids_cmd::Args),
+    /// k-medoids: FasterPAM (eager swaps).
+    Fasterpam(kmedoids_cmd::Args),
+    /// k-medoids: the alternating (k-means-style) heuristic.
+    Alternating(kmedoids_cmd::Args),
 }
 
 fn main() -> ExitCode {
@@ -53,6 +64,11 @@ fn main() -> ExitCode {
         Command::Distances(a) => distances::run(a),
         Command::Eval(a) => eval_cmd::run(a),
         Command::Datasets(a) => datasets_cmd::run(a),
+        Command::Pam(a) => kmedoids_cmd::run("pam", a),
+        Command::Fastpam1(a) => kmedoids_cmd::run("fastpam1", a),
+        Command::Fastpam2(a) => kmedoids_cmd::run("fastpam2", a),
+        Command::Fasterpam(a) => kmedoids_cmd::run("fasterpam", a),
+        Command::Alternating(a) => kmedoids_cmd::run("alternating", a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
