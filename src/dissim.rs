@@ -31,6 +31,20 @@ pub trait Dissimilarity: Sync {
     fn is_empty(&self) -> bool {
         self.len() == 0
     }
+    /// Row `i` as a slice, where the storage holds it contiguously (dense matrices), so hot
+    /// loops can scan it without per-element indexing.
+    fn row(&self, _i: usize) -> Option<&[Self::Value]> {
+        None
+    }
+}
+
+/// Calls `f(j, d(i, j))` for every j in order, through [`Dissimilarity::row`] when available.
+#[inline]
+pub fn for_each_in_row<D: Dissimilarity>(d: &D, i: usize, mut f: impl FnMut(usize, D::Value)) {
+    match d.row(i) {
+        Some(row) => row.iter().enumerate().for_each(|(j, &v)| f(j, v)),
+        None => (0..d.len()).for_each(|j| f(j, d.get(i, j))),
+    }
 }
 
 /// A dense square dissimilarity matrix, borrowed or owned.
@@ -98,6 +112,11 @@ impl<T: DissimValue> Dissimilarity for DenseMatrix<'_, T> {
     #[inline]
     fn get(&self, i: usize, j: usize) -> T {
         self.m[[i, j]]
+    }
+    #[inline]
+    fn row(&self, i: usize) -> Option<&[T]> {
+        let n = self.m.nrows();
+        self.m.as_slice().map(|s| &s[i * n..(i + 1) * n])
     }
 }
 

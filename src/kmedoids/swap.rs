@@ -6,7 +6,7 @@
 //! shared gain of adding x; ΔTD(m, x) = ΔL'[m] + acc for every m at once (FastPAM1).
 
 use super::{lowest, KValue, Loss, Method, Outcome};
-use crate::dissim::Dissimilarity;
+use crate::dissim::{for_each_in_row, Dissimilarity};
 use crate::estimator::{Progress, ProgressFn};
 use num_traits::{ToPrimitive, Zero};
 use rand::rngs::StdRng;
@@ -120,15 +120,16 @@ where
         deltas.clear();
         deltas.extend_from_slice(&self.removal);
         let mut acc = LossOf::<D>::zero();
-        for (o, rec) in self.recs.iter().enumerate() {
-            let dox = self.d.get(o, x);
+        let recs = &self.recs;
+        for_each_in_row(self.d, x, |o, dox| {
+            let rec = &recs[o];
             if dox < rec.near.d {
                 acc += dox.widen() - rec.near.d.widen();
                 deltas[rec.near.i as usize] += rec.near.d.widen() - rec.seco.d.widen();
             } else if dox < rec.seco.d {
                 deltas[rec.near.i as usize] += dox.widen() - rec.seco.d.widen();
             }
-        }
+        });
         deltas.iter_mut().for_each(|v| *v += acc);
     }
 
@@ -147,15 +148,15 @@ where
     /// ΔTD of replacing medoid position `i` by `x` with PAM's O(n) formula.
     fn pam_delta(&self, i: usize, x: usize) -> LossOf<D> {
         let mut delta = LossOf::<D>::zero();
-        for (o, rec) in self.recs.iter().enumerate() {
-            let dox = self.d.get(o, x);
+        for_each_in_row(self.d, x, |o, dox| {
+            let rec = &self.recs[o];
             if rec.near.i as usize == i {
                 let to = if dox < rec.seco.d { dox } else { rec.seco.d };
                 delta += to.widen() - rec.near.d.widen();
             } else if dox < rec.near.d {
                 delta += dox.widen() - rec.near.d.widen();
             }
-        }
+        });
         delta
     }
 
@@ -179,7 +180,7 @@ where
                 };
                 return;
             }
-            let dox = d.get(o, x);
+            let dox = d.get(x, o);
             if rec.near.i == bi {
                 // The nearest medoid was replaced.
                 if dox < rec.seco.d {
