@@ -273,6 +273,29 @@ fn results_do_not_depend_on_thread_count() {
     let one = run(1);
     assert_eq!(one, run(2));
     assert_eq!(one, run(5));
+    // n >= 1000: FasterPAM evaluates candidates in parallel batches; the result must be the
+    // sequential one exactly, in natural and shuffled order.
+    let ds = clustr::datasets::load("digits").unwrap();
+    let d = DenseMatrix::from_points(
+        ds.data.view(),
+        &MetricKind::Euclidean,
+        &CpuBackend::default(),
+        u64::MAX,
+    )
+    .unwrap();
+    let run = |t: usize| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(t)
+            .build()
+            .unwrap()
+            .install(|| {
+                [KMedoids::fasterpam(30), KMedoids::fasterpam(30).shuffle(true)]
+                    .map(|a| a.seed(4).fit(&d).unwrap())
+            })
+    };
+    let one = run(1);
+    assert_eq!(one, run(2));
+    assert_eq!(one, run(3));
 }
 
 #[test]

@@ -296,7 +296,8 @@ where
         }
     };
     let (mut n_iter, mut n_swaps, mut converged) = (0, 0, false);
-    let mut deltas = Vec::with_capacity(s.k());
+    let k0 = s.k();
+    let mut deltas = Vec::with_capacity(k0);
     match method {
         Method::Pam | Method::FastPam1 => {
             while n_iter < max_iter {
@@ -379,21 +380,50 @@ where
                 order.shuffle(rng);
             }
             let mut last_swap = usize::MAX; // position in `order` of the last swap
+                                            // With several threads, candidates are evaluated speculatively in parallel batches
+                                            // against the current state; the first improving one in order is applied and the
+                                            // evaluations after it are discarded. Each evaluation is the sequential one, so
+                                            // the result is exactly the sequential FasterPAM's, for any thread count.
+            let threads = rayon::current_num_threads();
+            let batch = if threads > 1 && n >= 1000 { 4 * threads } else { 1 };
             while n_iter < max_iter {
                 n_iter += 1;
                 let swaps_before = n_swaps;
-                for (pos, &x) in order.iter().enumerate() {
-                    if pos == last_swap {
-                        break; // a full cycle without a swap since the last one
+                let mut pos = 0;
+                'pass: while pos < n {
+                    let mut cands = Vec::with_capacity(batch);
+                    while pos < n && cands.len() < batch {
+                        if pos == last_swap {
+                            break; // a full cycle without a swap since the last one
+                        }
+                        if !s.is_medoid[order[pos]] {
+                            cands.push(pos);
+                        }
+                        pos += 1;
                     }
-                    if s.is_medoid[x] {
-                        continue;
+                    if cands.is_empty() {
+                        break 'pass;
                     }
-                    let (i, delta) = s.best_for(x, &mut deltas);
-                    if LossOf::<D>::improves(delta, s.loss) {
-                        s.swap(i, x);
+                    let evals: Vec<(usize, LossOf<D>)> = if cands.len() == 1 {
+                        vec![s.best_for(order[cands[0]], &mut deltas)]
+                    } else {
+                        let st = &s;
+                        cands
+                            .par_iter()
+                            .map_init(|| Vec::with_capacity(k0), |buf, &p| st.best_for(order[p], buf))
+                            .collect()
+                    };
+                    let first = evals
+                        .iter()
+                        .position(|&(_, delta)| LossOf::<D>::improves(delta, s.loss));
+                    if let Some(t) = first {
+                        let p = cands[t];
+                        s.swap(evals[t].0, order[p]);
                         n_swaps += 1;
-                        last_swap = pos;
+                        last_swap = p;
+                        pos = p + 1;
+                    } else if pos == last_swap {
+                        break 'pass;
                     }
                 }
                 report(n_iter, s.loss);
