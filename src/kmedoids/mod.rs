@@ -17,9 +17,13 @@
 //! non-empty clusters.
 
 mod alternating;
+mod clara;
+mod clarans;
 mod init;
 mod swap;
 
+pub use clara::{score, Clara, ClaraVariant};
+pub use clarans::{Clarans, ClaransVariant};
 pub use init::{build, first_k, kmeans_plus_plus, lab, lab_sample_size, random_medoids};
 
 use crate::data::validate::check_k;

@@ -27,19 +27,19 @@ pub(crate) struct Rec<V> {
     pub seco: Near<V>,
 }
 
-type LossOf<D> = <<D as Dissimilarity>::Value as KValue>::Loss;
+pub(crate) type LossOf<D> = <<D as Dissimilarity>::Value as KValue>::Loss;
 
 /// The search state: medoids, caches, removal losses and the current loss.
-struct State<'a, D: Dissimilarity>
+pub(crate) struct State<'a, D: Dissimilarity>
 where
     D::Value: KValue,
 {
     d: &'a D,
     medoids: &'a mut Vec<usize>,
     recs: Vec<Rec<D::Value>>,
-    is_medoid: Vec<bool>,
+    pub(crate) is_medoid: Vec<bool>,
     removal: Vec<LossOf<D>>,
-    loss: LossOf<D>,
+    pub(crate) loss: LossOf<D>,
 }
 
 impl<'a, D> State<'a, D>
@@ -47,7 +47,7 @@ where
     D: Dissimilarity,
     D::Value: KValue,
 {
-    fn new(d: &'a D, medoids: &'a mut Vec<usize>) -> Self {
+    pub(crate) fn new(d: &'a D, medoids: &'a mut Vec<usize>) -> Self {
         let n = d.len();
         let mut is_medoid = vec![false; n];
         let mut position = vec![u32::MAX; n];
@@ -103,7 +103,7 @@ where
         s
     }
 
-    fn k(&self) -> usize {
+    pub(crate) fn k(&self) -> usize {
         self.medoids.len()
     }
 
@@ -134,7 +134,7 @@ where
     }
 
     /// The best medoid position for candidate `x` (lowest position on ties) and its ΔTD.
-    fn best_for(&self, x: usize, deltas: &mut Vec<LossOf<D>>) -> (usize, LossOf<D>) {
+    pub(crate) fn best_for(&self, x: usize, deltas: &mut Vec<LossOf<D>>) -> (usize, LossOf<D>) {
         self.candidate_deltas(x, deltas);
         let mut best = (0, deltas[0]);
         for (i, &v) in deltas.iter().enumerate().skip(1) {
@@ -146,7 +146,7 @@ where
     }
 
     /// ΔTD of replacing medoid position `i` by `x` with PAM's O(n) formula.
-    fn pam_delta(&self, i: usize, x: usize) -> LossOf<D> {
+    pub(crate) fn pam_delta(&self, i: usize, x: usize) -> LossOf<D> {
         let mut delta = LossOf::<D>::zero();
         for_each_in_row(self.d, x, |o, dox| {
             let rec = &self.recs[o];
@@ -162,7 +162,7 @@ where
 
     /// Replaces medoid position `b` by point `x`, updates the caches, the removal losses and
     /// the loss.
-    fn swap(&mut self, b: usize, x: usize) {
+    pub(crate) fn swap(&mut self, b: usize, x: usize) {
         let old = self.medoids[b];
         self.medoids[b] = x;
         self.is_medoid[old] = false;
@@ -206,7 +206,7 @@ where
         self.update_removal_loss();
     }
 
-    fn outcome(self, n_iter: usize, n_swaps: usize, converged: bool) -> Outcome<LossOf<D>> {
+    pub(crate) fn outcome(self, n_iter: usize, n_swaps: usize, converged: bool) -> Outcome<LossOf<D>> {
         Outcome {
             loss: self.loss,
             assignment: self.recs.iter().map(|r| r.near.i as usize).collect(),

@@ -1,0 +1,184 @@
+//! CLARANS (Ng & Han 2002) and FastCLARANS (Schubert & Rousseeuw 2019): randomised local
+//! search. From random medoids, try random swaps until `maxneighbor` consecutive tries fail,
+//! apply every improving one; repeat `numlocal` times and keep the best local optimum.
+//!
+//! CLARANS tries a random (medoid, non-medoid) pair, ⌈0.0125·k(n−k)⌉ times by default;
+//! FastCLARANS tries a random non-medoid against all k medoids at once (FastPAM1's O(n)
+//! scan), ⌈0.025·(n−k)⌉ times, drawing non-medoids without repetition until a swap. Unlike
+//! ELKI's FastCLARANS, the medoid to replace is the true argmin of the swap gains. k = 1 is
+//! solved exactly.
+
+use super::swap::{LossOf, State};
+use super::{random_medoids, KMedoidsModel, KValue, Loss};
+use crate::data::validate::check_k;
+use crate::dissim::Dissimilarity;
+use crate::error::{Error, Result};
+use crate::estimator::{Fit, Progress, ProgressFn};
+use num_traits::ToPrimitive;
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
+/// Which CLARANS.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ClaransVariant {
+    /// One (medoid, non-medoid) pair per try.
+    Clarans,
+    /// One non-medoid against all medoids per try.
+    FastClarans,
+}
+
+/// Parameters of a CLARANS run.
+#[derive(Clone, Debug)]
+pub struct Clarans {
+    /// Number of medoids.
+    pub k: usize,
+    /// Which CLARANS.
+    pub variant: ClaransVariant,
+    /// Local searches (default 2).
+    pub numlocal: usize,
+    /// Failed tries before a local search stops: below 1 a fraction of k(n−k) (CLARANS) or
+    /// of n−k (FastCLARANS), rounded up; otherwise a count. Default 0.0125 (CLARANS) and
+    /// 0.025 (FastCLARANS).
+    pub maxneighbor: f64,
+    /// Seed.
+    pub seed: u64,
+    /// Progress callback (after each local search).
+    pub progress: Option<ProgressFn>,
+}
+
+impl Clarans {
+    /// CLARANS with ELKI's defaults.
+    pub fn clarans(k: usize) -> Self {
+        Clarans { k, variant: ClaransVariant::Clarans, numlocal: 2, maxneighbor: 0.0125, seed: 0, progress: None }
+    }
+    /// FastCLARANS with ELKI's defaults.
+    pub fn fastclarans(k: usize) -> Self {
+        Clarans { k, variant: ClaransVariant::FastClarans, numlocal: 2, maxneighbor: 0.025, seed: 0, progress: None }
+    }
+    /// Local searches.
+    pub fn numlocal(mut self, v: usize) -> Self {
+        self.numlocal = v;
+        self
+    }
+    /// Failed tries before stopping (fraction below 1, count otherwise).
+    pub fn maxneighbor(mut self, v: f64) -> Self {
+        self.maxneighbor = v;
+        self
+    }
+    /// Seed.
+    pub fn seed(mut self, s: u64) -> Self {
+        self.seed = s;
+        self
+    }
+    /// Progress callback.
+    pub fn progress(mut self, p: ProgressFn) -> Self {
+        self.progress = Some(p);
+        self
+    }
+    /// Name as on the command line.
+    pub fn name(&self) -> &'static str {
+        match self.variant {
+            ClaransVariant::Clarans => "clarans",
+            ClaransVariant::FastClarans => "fastclarans",
+        }
+    }
+    /// The number of failed tries that ends a local search for n points.
+    pub fn effective_maxneighbor(&self, n: usize) -> usize {
+        if self.maxneighbor >= 1.0 {
+            return self.maxneighbor as usize;
+        }
+        let space = match self.variant {
+            ClaransVariant::Clarans => self.k * (n - self.k),
+            ClaransVariant::FastClarans => n - self.k,
+        };
+        ((self.maxneighbor * space as f64).ceil() as usize).max(1)
+    }
+}
+
+impl<D> Fit<D> for Clarans
+where
+    D: Dissimilarity,
+    D::Value: KValue,
+{
+    type Model = KMedoidsModel<LossOf<D>>;
+
+    fn fit(&self, d: &D) -> Result<Self::Model> {
+        let n = d.len();
+        if n == 0 {
+            return Err(Error::EmptyInput { what: "dissimilarity has 0 objects".into() });
+        }
+        check_k(self.k, n)?;
+        if self.numlocal == 0 {
+            return Err(Error::param("numlocal", 0, "at least one local search"));
+        }
+        if !(self.maxneighbor > 0.0 && self.maxneighbor.is_finite()) {
+            return Err(Error::param("maxneighbor", self.maxneighbor, "must be positive"));
+        }
+        if self.k == 1 {
+            // Solved exactly: the point with the smallest distance sum.
+            return super::KMedoids::fasterpam(1).seed(self.seed).fit(d);
+        }
+        let maxneighbor = self.effective_maxneighbor(n);
+        let mut rng = StdRng::seed_from_u64(self.seed);
+        let mut best: Option<KMedoidsModel<LossOf<D>>> = None;
+        let mut deltas = Vec::with_capacity(self.k);
+        for local in 0..self.numlocal {
+            let start = random_medoids(n, self.k, &mut rng);
+            let mut medoids = start.clone();
+            let mut st = State::new(d, &mut medoids);
+            let (mut fails, mut swaps, mut tries) = (0usize, 0usize, 0usize);
+            // FastCLARANS: non-medoids not yet tried since the last swap.
+            let mut untried: Vec<usize> = Vec::new();
+            while fails < maxneighbor && n > self.k {
+                tries += 1;
+                let (i, x, delta) = match self.variant {
+                    ClaransVariant::Clarans => {
+                        let i = rng.random_range(0..self.k);
+                        let x = loop {
+                            let x = rng.random_range(0..n);
+                            if !st.is_medoid[x] {
+                                break x;
+                            }
+                        };
+                        (i, x, st.pam_delta(i, x))
+                    }
+                    ClaransVariant::FastClarans => {
+                        if untried.is_empty() {
+                            if fails > 0 {
+                                break; // every non-medoid tried without improvement
+                            }
+                            untried = (0..n).filter(|&x| !st.is_medoid[x]).collect();
+                        }
+                        let x = untried.swap_remove(rng.random_range(0..untried.len()));
+                        let (i, delta) = st.best_for(x, &mut deltas);
+                        (i, x, delta)
+                    }
+                };
+                if LossOf::<D>::improves(delta, st.loss) {
+                    st.swap(i, x);
+                    swaps += 1;
+                    fails = 0;
+                    untried.clear();
+                } else {
+                    fails += 1;
+                }
+            }
+            let out = st.outcome(tries, swaps, true);
+            if let Some(p) = &self.progress {
+                p.report(&Progress { iteration: local + 1, max_iter: Some(self.numlocal), objective: out.loss.to_f64() });
+            }
+            if best.as_ref().is_none_or(|b| out.loss < b.loss) {
+                best = Some(KMedoidsModel {
+                    medoids,
+                    initial_medoids: start,
+                    labels: out.assignment.iter().map(|&a| a as i64).collect(),
+                    loss: out.loss,
+                    n_iter: out.n_iter,
+                    n_swaps: out.n_swaps,
+                    converged: true,
+                });
+            }
+        }
+        Ok(best.expect("numlocal >= 1"))
+    }
+}
