@@ -87,7 +87,9 @@ impl<F: Scalar> DenseMatrix<'static, F> {
                 what: format!("a {n} x {n} {} distance matrix", F::DTYPE),
                 needed,
                 limit: max_bytes,
-                hint: "use the on-the-fly dissimilarity (OnTheFly) or a CLARA-type method".into(),
+                hint:
+                    "use an on-the-fly dissimilarity (OnTheFly) or a CLARA-type method (clustr fasterclara)"
+                        .into(),
             });
         }
         let mut m = Array2::<F>::zeros((n, n));

@@ -364,3 +364,50 @@ fn kmedoids_subcommands_agree_with_the_library() {
     );
     assert_eq!(v["medoids"], serde_json::json!([78, 7, 112]));
 }
+
+#[test]
+fn sampling_subcommands_report_the_full_data_loss() {
+    let dir = tempfile::tempdir().unwrap();
+    assert!(
+        clustr(dir.path(), &["datasets", "export", "wine", "--out", "wine.npy"])
+            .status
+            .success()
+    );
+    let ds = clustr::datasets::load("wine").unwrap();
+    let x = ds.data.mapv(|v| v as f32);
+    let otf = clustr::OnTheFly::new(x.view(), clustr::MetricKind::Manhattan).unwrap();
+    for method in ["clara", "fastclara", "fasterclara", "clarans", "fastclarans"] {
+        let out = clustr(
+            dir.path(),
+            &[
+                method,
+                "wine.npy",
+                "--k",
+                "4",
+                "--metric",
+                "manhattan",
+                "--seed",
+                "3",
+                "--json",
+            ],
+        );
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{method}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let medoids: Vec<usize> = serde_json::from_value(v["medoids"].clone()).unwrap();
+        let (loss, _) = clustr::kmedoids::total_deviation(&otf, &medoids);
+        assert!(
+            (v["loss"].as_f64().unwrap() - loss).abs() <= 1e-9 * loss,
+            "{method}"
+        );
+        assert_eq!(
+            v["seconds"]["distances"].as_f64(),
+            Some(0.0),
+            "{method}: no n x n matrix"
+        );
+    }
+}

@@ -360,7 +360,12 @@ mod sampling {
     use clustr::kmedoids::{Clara, Clarans};
 
     fn blobs(n: usize, k: usize, seed: u64) -> ndarray::Array2<f64> {
-        clustr::datasets::Blobs::new(n, k).n_features(4).seed(seed).generate().unwrap().data
+        clustr::datasets::Blobs::new(n, k)
+            .n_features(4)
+            .seed(seed)
+            .generate()
+            .unwrap()
+            .data
     }
 
     #[test]
@@ -373,13 +378,23 @@ mod sampling {
         let otf = OnTheFly::new(x.view(), MetricKind::Euclidean).unwrap();
         for algo in [Clara::clara(6), Clara::fastclara(6), Clara::fasterclara(6)] {
             let m = algo.clone().seed(3).fit(&otf).unwrap();
-            assert_eq!(m.loss, total_deviation(&otf, &m.medoids).0, "{}: loss is the full-data TD", algo.name());
+            assert_eq!(
+                m.loss,
+                total_deviation(&otf, &m.medoids).0,
+                "{}: loss is the full-data TD",
+                algo.name()
+            );
             assert_eq!(m, algo.clone().seed(3).fit(&otf).unwrap(), "seeded runs repeat");
-            let again = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap().install(|| algo.clone().seed(3).fit(&otf).unwrap());
+            let again = rayon::ThreadPoolBuilder::new()
+                .num_threads(1)
+                .build()
+                .unwrap()
+                .install(|| algo.clone().seed(3).fit(&otf).unwrap());
             assert_eq!(m, again, "thread count");
         }
         // A sample of the whole data gives the inner algorithm's result.
-        let d = DenseMatrix::from_points(x.view(), &MetricKind::Euclidean, &CpuBackend::default(), u64::MAX).unwrap();
+        let d = DenseMatrix::from_points(x.view(), &MetricKind::Euclidean, &CpuBackend::default(), u64::MAX)
+            .unwrap();
         let full = Clara::fasterclara(6).sample_size(600).fit(&d).unwrap();
         let inner = KMedoids::fasterpam(6).init(Init::Build).fit(&d).unwrap();
         assert_eq!((full.medoids, full.loss), (inner.medoids, inner.loss));
@@ -393,12 +408,21 @@ mod sampling {
     fn fasterclara_is_close_to_fasterpam() {
         let x = blobs(5000, 10, 2);
         let otf = OnTheFly::new(x.view(), MetricKind::Euclidean).unwrap();
-        let d = DenseMatrix::from_points(x.view(), &MetricKind::Euclidean, &CpuBackend::default(), u64::MAX).unwrap();
+        let d = DenseMatrix::from_points(x.view(), &MetricKind::Euclidean, &CpuBackend::default(), u64::MAX)
+            .unwrap();
         let full = KMedoids::fasterpam(10).init(Init::Build).fit(&d).unwrap().loss;
         let clara = Clara::fasterclara(10).seed(1).fit(&otf).unwrap().loss;
         assert!(clara <= full * 1.10, "FasterCLARA {clara} vs FasterPAM {full}");
-        let big = Clara::fasterclara(10).sample_size(1000).seed(1).fit(&otf).unwrap().loss;
-        assert!(big <= full * 1.03, "FasterCLARA (sample 1000) {big} vs FasterPAM {full}");
+        let big = Clara::fasterclara(10)
+            .sample_size(1000)
+            .seed(1)
+            .fit(&otf)
+            .unwrap()
+            .loss;
+        assert!(
+            big <= full * 1.03,
+            "FasterCLARA (sample 1000) {big} vs FasterPAM {full}"
+        );
         assert!(big <= clara);
     }
 
@@ -418,7 +442,11 @@ mod sampling {
                 assert_eq!(m, algo.clone().seed(seed).fit(&d).unwrap());
             }
             // With every non-medoid tried, FastCLARANS ends in a true local optimum.
-            let m = Clarans::fastclarans(k).maxneighbor(n as f64).seed(seed).fit(&d).unwrap();
+            let m = Clarans::fastclarans(k)
+                .maxneighbor(n as f64)
+                .seed(seed)
+                .fit(&d)
+                .unwrap();
             assert_local_optimum(&d, &m, "fastclarans");
         }
         let d = fixture_tri();

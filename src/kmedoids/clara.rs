@@ -51,7 +51,16 @@ pub struct Clara {
 
 impl Clara {
     fn with(k: usize, variant: ClaraVariant) -> Self {
-        Clara { k, variant, samples: 5, sample_size: None, independent: false, max_iter: 100, seed: 0, progress: None }
+        Clara {
+            k,
+            variant,
+            samples: 5,
+            sample_size: None,
+            independent: false,
+            max_iter: 100,
+            seed: 0,
+            progress: None,
+        }
     }
     /// CLARA.
     pub fn clara(k: usize) -> Self {
@@ -170,7 +179,9 @@ where
     fn fit(&self, d: &D) -> Result<Self::Model> {
         let n = d.len();
         if n == 0 {
-            return Err(Error::EmptyInput { what: "dissimilarity has 0 objects".into() });
+            return Err(Error::EmptyInput {
+                what: "dissimilarity has 0 objects".into(),
+            });
         }
         check_k(self.k, n)?;
         if self.samples == 0 {
@@ -178,7 +189,11 @@ where
         }
         let s = self.effective_sample_size(n);
         if s < self.k {
-            return Err(Error::param("sample_size", s, format!("must be at least k = {}", self.k)));
+            return Err(Error::param(
+                "sample_size",
+                s,
+                format!("must be at least k = {}", self.k),
+            ));
         }
         let mut rng = StdRng::seed_from_u64(self.seed);
         let mut best: Option<(<D::Value as KValue>::Loss, Vec<usize>, Vec<usize>, usize, usize)> = None;
@@ -194,18 +209,30 @@ where
             } else {
                 // s distinct draws hold at most k of the kept medoids: enough others remain.
                 let kept = sample.clone();
-                let others = rand::seq::index::sample(&mut rng, n, s).into_iter().filter(|i| !kept.contains(i));
+                let others = rand::seq::index::sample(&mut rng, n, s)
+                    .into_iter()
+                    .filter(|i| !kept.contains(i));
                 sample.extend(others.take(s - kept.len()));
                 sample.sort_unstable();
             }
-            let m = Array2::from_shape_fn((s, s), |(a, b)| if a == b { D::Value::zero() } else { d.get(sample[a], sample[b]) });
+            let m = Array2::from_shape_fn((s, s), |(a, b)| {
+                if a == b {
+                    D::Value::zero()
+                } else {
+                    d.get(sample[a], sample[b])
+                }
+            });
             let sub = DenseMatrix::new(m)?;
             let model = self.inner().seed(self.seed.wrapping_add(t as u64)).fit(&sub)?;
             total_swaps += model.n_swaps;
             let medoids: Vec<usize> = model.medoids.iter().map(|&i| sample[i]).collect();
             let (loss, labels) = score(d, &medoids);
             if let Some(p) = &self.progress {
-                p.report(&Progress { iteration: t + 1, max_iter: Some(self.samples), objective: loss.to_f64() });
+                p.report(&Progress {
+                    iteration: t + 1,
+                    max_iter: Some(self.samples),
+                    objective: loss.to_f64(),
+                });
             }
             if best.as_ref().is_none_or(|b| loss < b.0) {
                 best = Some((loss, medoids, labels, model.n_iter, model.n_swaps));

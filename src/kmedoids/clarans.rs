@@ -49,11 +49,25 @@ pub struct Clarans {
 impl Clarans {
     /// CLARANS with ELKI's defaults.
     pub fn clarans(k: usize) -> Self {
-        Clarans { k, variant: ClaransVariant::Clarans, numlocal: 2, maxneighbor: 0.0125, seed: 0, progress: None }
+        Clarans {
+            k,
+            variant: ClaransVariant::Clarans,
+            numlocal: 2,
+            maxneighbor: 0.0125,
+            seed: 0,
+            progress: None,
+        }
     }
     /// FastCLARANS with ELKI's defaults.
     pub fn fastclarans(k: usize) -> Self {
-        Clarans { k, variant: ClaransVariant::FastClarans, numlocal: 2, maxneighbor: 0.025, seed: 0, progress: None }
+        Clarans {
+            k,
+            variant: ClaransVariant::FastClarans,
+            numlocal: 2,
+            maxneighbor: 0.025,
+            seed: 0,
+            progress: None,
+        }
     }
     /// Local searches.
     pub fn numlocal(mut self, v: usize) -> Self {
@@ -105,7 +119,9 @@ where
     fn fit(&self, d: &D) -> Result<Self::Model> {
         let n = d.len();
         if n == 0 {
-            return Err(Error::EmptyInput { what: "dissimilarity has 0 objects".into() });
+            return Err(Error::EmptyInput {
+                what: "dissimilarity has 0 objects".into(),
+            });
         }
         check_k(self.k, n)?;
         if self.numlocal == 0 {
@@ -165,7 +181,11 @@ where
             }
             let out = st.outcome(tries, swaps, true);
             if let Some(p) = &self.progress {
-                p.report(&Progress { iteration: local + 1, max_iter: Some(self.numlocal), objective: out.loss.to_f64() });
+                p.report(&Progress {
+                    iteration: local + 1,
+                    max_iter: Some(self.numlocal),
+                    objective: out.loss.to_f64(),
+                });
             }
             if best.as_ref().is_none_or(|b| out.loss < b.loss) {
                 best = Some(KMedoidsModel {

@@ -1,15 +1,16 @@
-//! `clustr pam|fastpam1|fastpam2|fasterpam|alternating INPUT --k K ...`: the k-medoids
-//! methods on a precomputed dissimilarity matrix (`--precomputed`) or on points, whose full
-//! distance matrix the backend computes first (refused, with the memory it needs, when it
-//! would not fit).
+//! `clustr pam|fastpam1|fastpam2|fasterpam|alternating|clara|fastclara|fasterclara|clarans|
+//! fastclarans INPUT --k K ...`: the k-medoids methods on a precomputed dissimilarity matrix
+//! (`--precomputed`) or on points. For the swap methods the backend first computes the full
+//! distance matrix (refused, with the memory it needs, when it would not fit); the CLARA and
+//! CLARANS families compute distances on the fly in O(n·k) memory.
 
 use crate::harness::{
     iteration_bar, load_points, secs, AlgoArgs, CliError, CliResult, ExecArgs, OutputArgs, Report,
 };
 use clustr::data::read_matrix;
 use clustr::dissim::memory_budget;
-use clustr::kmedoids::{Init, KMedoids};
-use clustr::{DenseMatrix, Fit, MetricKind, Scalar};
+use clustr::kmedoids::{Clara, Clarans, Init, KMedoids, KMedoidsModel, KValue};
+use clustr::{DenseMatrix, Dissimilarity, Fit, MetricKind, OnTheFly, Scalar};
 use serde_json::json;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -20,8 +21,8 @@ pub struct Args {
     input: PathBuf,
     #[command(flatten)]
     algo: AlgoArgs,
-    /// Initialisation: build, lab, random, kmeanspp or first (default: build for pam and
-    /// fastpam1, random otherwise, as the kmedoids package).
+    /// Initialisation of the swap methods: build, lab, random, kmeanspp or first (default:
+    /// build for pam and fastpam1, random otherwise, as the kmedoids package).
     #[arg(long)]
     init: Option<String>,
     /// Initial medoids as row indices, e.g. --medoids 0,17,42 (overrides --init).
@@ -42,67 +43,156 @@ pub struct Args {
     /// fasterpam: visit the candidates in a seeded random order.
     #[arg(long)]
     shuffle: bool,
+    /// clara, fastclara, fasterclara: number of samples.
+    #[arg(long, default_value_t = 5)]
+    samples: usize,
+    /// clara (default 40 + 2k), fastclara and fasterclara (default 80 + 4k): sample size.
+    #[arg(long)]
+    sample_size: Option<usize>,
+    /// clarans, fastclarans: number of local searches.
+    #[arg(long, default_value_t = 2)]
+    numlocal: usize,
+    /// clarans (default 0.0125 of k(n-k)), fastclarans (default 0.025 of n-k): failed tries
+    /// before a local search ends; a count when >= 1.
+    #[arg(long)]
+    maxneighbor: Option<f64>,
     #[command(flatten)]
     exec: ExecArgs,
     #[command(flatten)]
     output: OutputArgs,
 }
 
+/// The algorithm a subcommand runs.
+#[derive(Clone)]
+enum Algo {
+    Swap(KMedoids),
+    Clara(Clara),
+    Clarans(Clarans),
+}
+
+impl Algo {
+    fn fit<D>(&self, d: &D, progress: clustr::ProgressFn) -> clustr::Result<KMedoidsModel<f64>>
+    where
+        D: Dissimilarity,
+        D::Value: KValue<Loss = f64>,
+    {
+        match self {
+            Algo::Swap(p) => p.clone().progress(progress).fit(d),
+            Algo::Clara(p) => p.clone().progress(progress).fit(d),
+            Algo::Clarans(p) => p.clone().progress(progress).fit(d),
+        }
+    }
+
+    /// Steps of the progress bar: passes, samples or local searches.
+    fn steps(&self) -> usize {
+        match self {
+            Algo::Swap(p) => p.max_iter,
+            Algo::Clara(p) => p.samples,
+            Algo::Clarans(p) => p.numlocal,
+        }
+    }
+
+    /// Whether the algorithm needs only O(n·k) dissimilarities (then points are not turned
+    /// into an n × n matrix).
+    fn on_the_fly(&self) -> bool {
+        !matches!(self, Algo::Swap(_))
+    }
+}
+
 pub fn run(method: &str, a: Args) -> CliResult {
     let k = a.algo.k;
-    let mut params = match method {
-        "pam" => KMedoids::pam(k),
-        "fastpam1" => KMedoids::fastpam1(k),
-        "fastpam2" => KMedoids::fastpam2(k).fasttol(a.fasttol),
-        "fasterpam" => KMedoids::fasterpam(k).shuffle(a.shuffle),
-        _ => KMedoids::alternating(k),
-    }
-    .seed(a.algo.seed);
-    if let Some(m) = a.algo.max_iter {
-        params = params.max_iter(m);
-    }
-    if let Some(init) = &a.init {
-        params = params.init(init.parse()?);
-    }
-    if let Some(m) = &a.medoids {
-        params = params.init(Init::Given(m.clone()));
-    }
+    let max_iter = a.algo.max_iter;
+    let algo = match method {
+        "clara" | "fastclara" | "fasterclara" => {
+            let mut p = match method {
+                "clara" => Clara::clara(k),
+                "fastclara" => Clara::fastclara(k),
+                _ => Clara::fasterclara(k),
+            }
+            .samples(a.samples)
+            .seed(a.algo.seed);
+            if let Some(s) = a.sample_size {
+                p = p.sample_size(s);
+            }
+            if let Some(m) = max_iter {
+                p = p.max_iter(m);
+            }
+            Algo::Clara(p)
+        }
+        "clarans" | "fastclarans" => {
+            let mut p = if method == "clarans" {
+                Clarans::clarans(k)
+            } else {
+                Clarans::fastclarans(k)
+            }
+            .numlocal(a.numlocal)
+            .seed(a.algo.seed);
+            if let Some(m) = a.maxneighbor {
+                p = p.maxneighbor(m);
+            }
+            Algo::Clarans(p)
+        }
+        _ => {
+            let mut p = match method {
+                "pam" => KMedoids::pam(k),
+                "fastpam1" => KMedoids::fastpam1(k),
+                "fastpam2" => KMedoids::fastpam2(k).fasttol(a.fasttol),
+                "fasterpam" => KMedoids::fasterpam(k).shuffle(a.shuffle),
+                _ => KMedoids::alternating(k),
+            }
+            .seed(a.algo.seed);
+            if let Some(m) = max_iter {
+                p = p.max_iter(m);
+            }
+            if let Some(init) = &a.init {
+                p = p.init(init.parse()?);
+            }
+            if let Some(m) = &a.medoids {
+                p = p.init(Init::Given(m.clone()));
+            }
+            Algo::Swap(p)
+        }
+    };
     match a.dtype.as_str() {
-        "f32" | "float32" => fit::<f32>(method, params, &a),
-        "f64" | "float64" => fit::<f64>(method, params, &a),
+        "f32" | "float32" => fit::<f32>(method, algo, &a),
+        "f64" | "float64" => fit::<f64>(method, algo, &a),
         other => Err(CliError::usage(format!(
             "invalid parameter dtype = {other}: expected f32 or f64"
         ))),
     }
 }
 
-fn fit<F: Scalar + clustr::kmedoids::KValue<Loss = f64>>(
-    method: &str,
-    params: KMedoids,
-    a: &Args,
-) -> CliResult {
+fn fit<F: Scalar + KValue<Loss = f64>>(method: &str, algo: Algo, a: &Args) -> CliResult {
     let started = Instant::now();
     let ((model, d, dist_s, fit_s), threads) = a.exec.run(|backend| {
         let t0 = Instant::now();
-        let (matrix, d) = if a.precomputed {
-            let m = read_matrix::<F>(&a.input)?;
-            (
-                DenseMatrix::new(m).map_err(|e| CliError::from(e).prefixed(&a.input))?,
-                None,
-            )
+        let (bar, progress) = iteration_bar(algo.steps(), method, &a.output);
+        let prefixed = |e: clustr::Error| CliError::from(e).prefixed(&a.input);
+        // (model, d, seconds computing distances, seconds fitting)
+        let timed =
+            |t1: Instant, model: clustr::Result<KMedoidsModel<f64>>| Ok::<_, CliError>((model?, secs(t1)));
+        let (model, d, dist_s, fit_s) = if a.precomputed {
+            let dm = DenseMatrix::new(read_matrix::<F>(&a.input)?).map_err(prefixed)?;
+            let dist_s = secs(t0);
+            let (model, fit_s) = timed(Instant::now(), algo.fit(&dm, progress))?;
+            (model, None, dist_s, fit_s)
         } else {
             let metric: MetricKind = a.metric.parse()?;
             let x = load_points::<F>(&a.input)?;
-            let dm = DenseMatrix::from_points(x.view(), &metric, backend, memory_budget())
-                .map_err(|e| CliError::from(e).prefixed(&a.input))?;
-            (dm, Some(x.ncols()))
+            if algo.on_the_fly() {
+                let otf = OnTheFly::new(x.view(), metric).map_err(prefixed)?;
+                let (model, fit_s) = timed(Instant::now(), algo.fit(&otf, progress))?;
+                (model, Some(x.ncols()), 0.0, fit_s)
+            } else {
+                let dm = DenseMatrix::from_points(x.view(), &metric, backend, memory_budget())
+                    .map_err(prefixed)?;
+                let dist_s = secs(t0);
+                let (model, fit_s) = timed(Instant::now(), algo.fit(&dm, progress))?;
+                (model, Some(x.ncols()), dist_s, fit_s)
+            }
         };
-        let dist_s = secs(t0);
-        let (bar, progress) = iteration_bar(params.max_iter, method, &a.output);
-        let t1 = Instant::now();
-        let model = params.clone().progress(progress).fit(&matrix)?;
         bar.finish_and_clear();
-        Ok((model, d, dist_s, secs(t1)))
+        Ok((model, d, dist_s, fit_s))
     })?;
     let mut extra = serde_json::Map::new();
     extra.insert("medoids".into(), json!(model.medoids));

@@ -39,6 +39,16 @@ enum Command {
     Fasterpam(kmedoids_cmd::Args),
     /// k-medoids: the alternating (k-means-style) heuristic.
     Alternating(kmedoids_cmd::Args),
+    /// k-medoids: CLARA (PAM on 5 samples of 40 + 2k; on-the-fly distances).
+    Clara(kmedoids_cmd::Args),
+    /// k-medoids: FastCLARA (FastPAM2 on 5 samples of 80 + 4k).
+    Fastclara(kmedoids_cmd::Args),
+    /// k-medoids: FasterCLARA (FasterPAM on 5 samples of 80 + 4k).
+    Fasterclara(kmedoids_cmd::Args),
+    /// k-medoids: CLARANS (randomised swaps, numlocal 2, maxneighbor 1.25% of k(n-k)).
+    Clarans(kmedoids_cmd::Args),
+    /// k-medoids: FastCLARANS (random candidates against all medoids, 2.5% of n-k).
+    Fastclarans(kmedoids_cmd::Args),
 }
 
 fn main() -> ExitCode {
@@ -69,6 +79,11 @@ fn main() -> ExitCode {
         Command::Fastpam2(a) => kmedoids_cmd::run("fastpam2", a),
         Command::Fasterpam(a) => kmedoids_cmd::run("fasterpam", a),
         Command::Alternating(a) => kmedoids_cmd::run("alternating", a),
+        Command::Clara(a) => kmedoids_cmd::run("clara", a),
+        Command::Fastclara(a) => kmedoids_cmd::run("fastclara", a),
+        Command::Fasterclara(a) => kmedoids_cmd::run("fasterclara", a),
+        Command::Clarans(a) => kmedoids_cmd::run("clarans", a),
+        Command::Fastclarans(a) => kmedoids_cmd::run("fastclarans", a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
