@@ -370,13 +370,13 @@ mod sampling {
 
     #[test]
     fn clara_defaults_loss_and_full_sample() {
-        assert_eq!(Clara::clara(5).effective_sample_size(10_000), 50);
+        assert_eq!(Clara::new(5).effective_sample_size(10_000), 50);
         assert_eq!(Clara::fasterclara(5).effective_sample_size(10_000), 100);
         assert_eq!(Clara::fastclara(100).effective_sample_size(300), 300);
-        assert_eq!(Clara::clara(3).samples, 5);
+        assert_eq!(Clara::new(3).samples, 5);
         let x = blobs(600, 6, 1);
         let otf = OnTheFly::new(x.view(), MetricKind::Euclidean).unwrap();
-        for algo in [Clara::clara(6), Clara::fastclara(6), Clara::fasterclara(6)] {
+        for algo in [Clara::new(6), Clara::fastclara(6), Clara::fasterclara(6)] {
             let m = algo.clone().seed(3).fit(&otf).unwrap();
             assert_eq!(
                 m.loss,
@@ -398,8 +398,8 @@ mod sampling {
         let full = Clara::fasterclara(6).sample_size(600).fit(&d).unwrap();
         let inner = KMedoids::fasterpam(6).init(Init::Build).fit(&d).unwrap();
         assert_eq!((full.medoids, full.loss), (inner.medoids, inner.loss));
-        assert!(Clara::clara(6).samples(0).fit(&d).is_err());
-        assert!(Clara::clara(6).sample_size(3).fit(&d).is_err());
+        assert!(Clara::new(6).samples(0).fit(&d).is_err());
+        assert!(Clara::new(6).sample_size(3).fit(&d).is_err());
     }
 
     /// With ELKI's default sample size (80 + 4k) FasterCLARA stays within 10% of FasterPAM on
@@ -428,15 +428,15 @@ mod sampling {
 
     #[test]
     fn clarans_defaults_and_local_optimum() {
-        assert_eq!(Clarans::clarans(10).effective_maxneighbor(1010), 125); // ⌈0.0125·10·1000⌉
+        assert_eq!(Clarans::new(10).effective_maxneighbor(1010), 125); // ⌈0.0125·10·1000⌉
         assert_eq!(Clarans::fastclarans(10).effective_maxneighbor(1010), 25); // ⌈0.025·1000⌉
-        assert_eq!(Clarans::clarans(10).numlocal, 2);
+        assert_eq!(Clarans::new(10).numlocal, 2);
         let mut rng = rand::rngs::StdRng::seed_from_u64(4);
         for seed in 0..30 {
             let n = rng.random_range(5..40);
             let k = rng.random_range(1..n.min(6));
             let d = random_tri(&mut rng, n, 30);
-            for algo in [Clarans::clarans(k), Clarans::fastclarans(k)] {
+            for algo in [Clarans::new(k), Clarans::fastclarans(k)] {
                 let m = algo.clone().seed(seed).fit(&d).unwrap();
                 assert_eq!(m.loss, total_deviation(&d, &m.medoids).0);
                 assert_eq!(m, algo.clone().seed(seed).fit(&d).unwrap());
@@ -450,7 +450,7 @@ mod sampling {
             assert_local_optimum(&d, &m, "fastclarans");
         }
         let d = fixture_tri();
-        assert!(Clarans::clarans(2).numlocal(0).fit(&d).is_err());
-        assert!(Clarans::clarans(2).maxneighbor(-1.0).fit(&d).is_err());
+        assert!(Clarans::new(2).numlocal(0).fit(&d).is_err());
+        assert!(Clarans::new(2).maxneighbor(-1.0).fit(&d).is_err());
     }
 }

@@ -63,7 +63,7 @@ impl Clara {
         }
     }
     /// CLARA.
-    pub fn clara(k: usize) -> Self {
+    pub fn new(k: usize) -> Self {
         Self::with(k, ClaraVariant::Clara)
     }
     /// FastCLARA.
@@ -196,7 +196,8 @@ where
             ));
         }
         let mut rng = StdRng::seed_from_u64(self.seed);
-        let mut best: Option<(<D::Value as KValue>::Loss, Vec<usize>, Vec<usize>, usize, usize)> = None;
+        // (full-data loss, medoids, labels) of the best sample so far.
+        let mut best: Option<(<D::Value as KValue>::Loss, Vec<usize>, Vec<usize>)> = None;
         let mut total_swaps = 0;
         for t in 0..self.samples {
             // The sample: the best medoids so far (unless independent), then random others.
@@ -235,13 +236,13 @@ where
                 });
             }
             if best.as_ref().is_none_or(|b| loss < b.0) {
-                best = Some((loss, medoids, labels, model.n_iter, model.n_swaps));
+                best = Some((loss, medoids, labels));
             }
             if s >= n {
                 break; // every sample would be the whole data
             }
         }
-        let (loss, medoids, labels, _, _) = best.expect("samples >= 1");
+        let (loss, medoids, labels) = best.expect("samples >= 1");
         Ok(KMedoidsModel {
             initial_medoids: medoids.clone(),
             medoids,

@@ -48,7 +48,7 @@ pub struct Clarans {
 
 impl Clarans {
     /// CLARANS with ELKI's defaults.
-    pub fn clarans(k: usize) -> Self {
+    pub fn new(k: usize) -> Self {
         Clarans {
             k,
             variant: ClaransVariant::Clarans,

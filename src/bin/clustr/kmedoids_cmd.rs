@@ -105,7 +105,7 @@ pub fn run(method: &str, a: Args) -> CliResult {
     let algo = match method {
         "clara" | "fastclara" | "fasterclara" => {
             let mut p = match method {
-                "clara" => Clara::clara(k),
+                "clara" => Clara::new(k),
                 "fastclara" => Clara::fastclara(k),
                 _ => Clara::fasterclara(k),
             }
@@ -121,7 +121,7 @@ pub fn run(method: &str, a: Args) -> CliResult {
         }
         "clarans" | "fastclarans" => {
             let mut p = if method == "clarans" {
-                Clarans::clarans(k)
+                Clarans::new(k)
             } else {
                 Clarans::fastclarans(k)
             }
