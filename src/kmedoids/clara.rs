@@ -6,6 +6,7 @@
 //! Defaults as ELKI: 5 samples of 40 + 2k (CLARA, inner PAM) or 80 + 4k (FastCLARA with
 //! FastPAM2, FasterCLARA with FasterPAM) points, BUILD on each sample.
 
+use super::swap::LossOf;
 use super::{lowest, Init, KMedoids, KMedoidsModel, KValue};
 use crate::data::validate::check_k;
 use crate::dissim::{DenseMatrix, Dissimilarity};
@@ -197,7 +198,7 @@ where
         }
         let mut rng = StdRng::seed_from_u64(self.seed);
         // (full-data loss, medoids, labels) of the best sample so far.
-        let mut best: Option<(<D::Value as KValue>::Loss, Vec<usize>, Vec<usize>)> = None;
+        let mut best: Option<(LossOf<D>, Vec<usize>, Vec<usize>)> = None;
         let mut total_swaps = 0;
         for t in 0..self.samples {
             // The sample: the best medoids so far (unless independent), then random others.
