@@ -454,3 +454,27 @@ mod sampling {
         assert!(Clarans::new(2).maxneighbor(-1.0).fit(&d).is_err());
     }
 }
+
+#[test]
+fn predict_assigns_to_the_nearest_medoid_and_silhouettes() {
+    use clustr::Predict;
+    let ds = clustr::datasets::load("iris").unwrap();
+    let d = DenseMatrix::from_points(
+        ds.data.view(),
+        &MetricKind::Euclidean,
+        &CpuBackend::default(),
+        u64::MAX,
+    )
+    .unwrap();
+    let m = KMedoids::fasterpam(3).init(Init::Build).fit(&d).unwrap();
+    let p = m.predictor(ds.data.view(), &MetricKind::Euclidean).unwrap();
+    // Predicting the training points gives the fitted labels (no exact ties in iris at k = 3).
+    assert_eq!(p.predict(&ds.data.view()).unwrap(), m.labels);
+    let s = m.silhouette(&d).unwrap();
+    assert!((s - clustr::eval::silhouette_score(&d, &m.labels).unwrap()).abs() == 0.0 && s > 0.5);
+    let ms = m.medoid_silhouette(&d).unwrap();
+    assert!(ms > s && ms < 1.0, "{ms}");
+    assert!(m
+        .predictor(ds.data.slice(ndarray::s![..10, ..]), &MetricKind::Euclidean)
+        .is_err());
+}

@@ -26,10 +26,14 @@ pub use clara::{score, Clara, ClaraVariant};
 pub use clarans::{Clarans, ClaransVariant};
 pub use init::{build, first_k, kmeans_plus_plus, lab, lab_sample_size, random_medoids};
 
+use crate::backend::Backend;
 use crate::data::validate::check_k;
 use crate::dissim::{DissimValue, Dissimilarity};
 use crate::error::{Error, Result};
 use crate::estimator::{Clustering, Fit, ProgressFn};
+use crate::metric::Metric;
+use crate::scalar::Scalar;
+use ndarray::ArrayView2;
 use num_traits::{ToPrimitive, Zero};
 use std::fmt::Debug;
 use std::ops::{Add, AddAssign, Neg, Sub};
@@ -436,4 +440,56 @@ where
         })
         .collect();
     (loss, assignment)
+}
+
+impl<L: Loss> KMedoidsModel<L> {
+    /// Silhouette of the result from the dissimilarity it was fitted on (O(n²)).
+    pub fn silhouette<D: Dissimilarity>(&self, d: &D) -> Result<f64> {
+        crate::eval::silhouette_score(d, &self.labels)
+    }
+
+    /// Medoid silhouette of the result, 1 − mean(d₁/d₂) (O(n·k)).
+    pub fn medoid_silhouette<D: Dissimilarity>(&self, d: &D) -> Result<f64> {
+        Ok(crate::eval::medoid_silhouette(d, &self.medoids)?.0)
+    }
+
+    /// A predictor assigning new points to the nearest medoid, for a model fitted on
+    /// `points` (the rows the medoid indices refer to) with `metric`.
+    pub fn predictor<F: Scalar, M: Metric + Clone>(
+        &self,
+        points: ArrayView2<F>,
+        metric: &M,
+    ) -> Result<MedoidPredictor<F, M>> {
+        crate::data::validate::check_points(points)?;
+        if let Some(&m) = self.medoids.iter().find(|&&m| m >= points.nrows()) {
+            return Err(Error::param(
+                "medoid",
+                m,
+                format!("index out of range for {} points", points.nrows()),
+            ));
+        }
+        metric.check_dim(points.ncols())?;
+        Ok(MedoidPredictor {
+            medoids: points.select(ndarray::Axis(0), &self.medoids),
+            metric: metric.clone(),
+        })
+    }
+}
+
+/// Assigns points to the nearest of a fitted model's medoids (lowest position on ties).
+#[derive(Clone, Debug)]
+pub struct MedoidPredictor<F, M> {
+    /// The medoids' coordinates, one row per medoid position.
+    pub medoids: ndarray::Array2<F>,
+    /// The metric of the fit.
+    pub metric: M,
+}
+
+impl<F: Scalar, M: Metric> crate::estimator::Predict<ArrayView2<'_, F>> for MedoidPredictor<F, M> {
+    type Output = Vec<i64>;
+    fn predict(&self, x: &ArrayView2<'_, F>) -> Result<Vec<i64>> {
+        crate::data::validate::check_points(*x)?;
+        let near = crate::backend::CpuBackend::default().nearest(*x, self.medoids.view(), &self.metric)?;
+        Ok(near.into_iter().map(|n| n.index as i64).collect())
+    }
 }

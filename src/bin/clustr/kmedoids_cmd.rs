@@ -56,6 +56,9 @@ pub struct Args {
     /// before a local search ends; a count when >= 1.
     #[arg(long)]
     maxneighbor: Option<f64>,
+    /// Add the silhouette (O(n²) distances) and the medoid silhouette (O(n·k)) to the report.
+    #[arg(long)]
+    silhouette: bool,
     #[command(flatten)]
     exec: ExecArgs,
     #[command(flatten)]
@@ -164,40 +167,47 @@ pub fn run(method: &str, a: Args) -> CliResult {
 
 fn fit<F: Scalar + KValue<Loss = f64>>(method: &str, algo: Algo, a: &Args) -> CliResult {
     let started = Instant::now();
-    let ((model, d, dist_s, fit_s), threads) = a.exec.run(|backend| {
+    let ((model, d, dist_s, fit_s, sil), threads) = a.exec.run(|backend| {
         let t0 = Instant::now();
         let (bar, progress) = iteration_bar(algo.steps(), method, &a.output);
         let prefixed = |e: clustr::Error| CliError::from(e).prefixed(&a.input);
         // (model, d, seconds computing distances, seconds fitting)
         let timed =
             |t1: Instant, model: clustr::Result<KMedoidsModel<f64>>| Ok::<_, CliError>((model?, secs(t1)));
-        let (model, d, dist_s, fit_s) = if a.precomputed {
+        let (model, d, dist_s, fit_s, sil) = if a.precomputed {
             let dm = DenseMatrix::new(read_matrix::<F>(&a.input)?).map_err(prefixed)?;
             let dist_s = secs(t0);
             let (model, fit_s) = timed(Instant::now(), algo.fit(&dm, progress))?;
-            (model, None, dist_s, fit_s)
+            let sil = a.silhouette.then(|| both(&model, &dm)).transpose()?;
+            (model, None, dist_s, fit_s, sil)
         } else {
             let metric: MetricKind = a.metric.parse()?;
             let x = load_points::<F>(&a.input)?;
             if algo.on_the_fly() {
                 let otf = OnTheFly::new(x.view(), metric).map_err(prefixed)?;
                 let (model, fit_s) = timed(Instant::now(), algo.fit(&otf, progress))?;
-                (model, Some(x.ncols()), 0.0, fit_s)
+                let sil = a.silhouette.then(|| both(&model, &otf)).transpose()?;
+                (model, Some(x.ncols()), 0.0, fit_s, sil)
             } else {
                 let dm = DenseMatrix::from_points(x.view(), &metric, backend, memory_budget())
                     .map_err(prefixed)?;
                 let dist_s = secs(t0);
                 let (model, fit_s) = timed(Instant::now(), algo.fit(&dm, progress))?;
-                (model, Some(x.ncols()), dist_s, fit_s)
+                let sil = a.silhouette.then(|| both(&model, &dm)).transpose()?;
+                (model, Some(x.ncols()), dist_s, fit_s, sil)
             }
         };
         bar.finish_and_clear();
-        Ok((model, d, dist_s, fit_s))
+        Ok((model, d, dist_s, fit_s, sil))
     })?;
     let mut extra = serde_json::Map::new();
     extra.insert("medoids".into(), json!(model.medoids));
     extra.insert("initial_medoids".into(), json!(model.initial_medoids));
     extra.insert("n_swaps".into(), json!(model.n_swaps));
+    if let Some((s, ms)) = sil {
+        extra.insert("silhouette".into(), json!(s));
+        extra.insert("medoid_silhouette".into(), json!(ms));
+    }
     let n = model.labels.len();
     Report {
         algorithm: method,
@@ -213,4 +223,8 @@ fn fit<F: Scalar + KValue<Loss = f64>>(method: &str, algo: Algo, a: &Args) -> Cl
     }
     .emit(&a.algo, &a.output, started)?;
     Ok(())
+}
+
+fn both<D: Dissimilarity>(m: &KMedoidsModel<f64>, d: &D) -> clustr::Result<(f64, f64)> {
+    Ok((m.silhouette(d)?, m.medoid_silhouette(d)?))
 }
