@@ -9,8 +9,14 @@ use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use std::time::Duration;
 
 fn swap_phases(c: &mut Criterion) {
-    let x = clustr::datasets::Blobs::new(2000, 20).n_features(10).seed(1).generate().unwrap().data;
-    let d = DenseMatrix::from_points(x.view(), &MetricKind::Euclidean, &CpuBackend::default(), u64::MAX).unwrap();
+    let x = clustr::datasets::Blobs::new(2000, 20)
+        .n_features(10)
+        .seed(1)
+        .generate()
+        .unwrap()
+        .data;
+    let d =
+        DenseMatrix::from_points(x.view(), &MetricKind::Euclidean, &CpuBackend::default(), u64::MAX).unwrap();
     let mut g = c.benchmark_group("swap_n2000_from_build");
     for k in [10, 50] {
         let start = Init::Given(build(&d, k).unwrap());
@@ -31,7 +37,12 @@ fn swap_phases(c: &mut Criterion) {
         g.bench_function(BenchmarkId::new("lab", k), |b| b.iter(|| lab.fit(&d).unwrap()));
     }
     g.finish();
-    let big = clustr::datasets::Blobs::new(100_000, 20).n_features(10).seed(2).generate().unwrap().data;
+    let big = clustr::datasets::Blobs::new(100_000, 20)
+        .n_features(10)
+        .seed(2)
+        .generate()
+        .unwrap()
+        .data;
     let otf = OnTheFly::new(big.view(), MetricKind::Euclidean).unwrap();
     let mut g = c.benchmark_group("fasterclara_n100000_on_the_fly");
     g.bench_function("k20", |b| b.iter(|| Clara::fasterclara(20).fit(&otf).unwrap()));

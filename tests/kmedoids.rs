@@ -478,3 +478,58 @@ fn predict_assigns_to_the_nearest_medoid_and_silhouettes() {
         .predictor(ds.data.slice(ndarray::s![..10, ..]), &MetricKind::Euclidean)
         .is_err());
 }
+
+/// Over 100 random starts, FasterPAM's median loss is within 0.5% of the kmedoids package's
+/// (spec acceptance 4); FastPAM2's median is no worse than FastPAM1's from the same starts
+/// (acceptance 6, within rounding).
+#[test]
+fn random_start_medians() {
+    let f: Value = serde_json::from_str(include_str!("fixtures/kmedoids_reference.json")).unwrap();
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        (v[49] + v[50]) / 2.0
+    };
+    for case in f["random_start_medians"].as_array().unwrap() {
+        let name = case["dataset"].as_str().unwrap();
+        let k = case["k"].as_u64().unwrap() as usize;
+        let ds = clustr::datasets::load(name).unwrap();
+        let d = DenseMatrix::from_points(
+            ds.data.view(),
+            &MetricKind::Euclidean,
+            &CpuBackend::default(),
+            u64::MAX,
+        )
+        .unwrap();
+        let ours = median(
+            (0..100)
+                .map(|s| KMedoids::fasterpam(k).seed(s).fit(&d).unwrap().loss)
+                .collect(),
+        );
+        let theirs = case["median_loss"].as_f64().unwrap();
+        assert!(
+            ours <= 1.005 * theirs,
+            "{name}: median {ours} vs kmedoids {theirs}"
+        );
+        let fp2 = median(
+            (0..100)
+                .map(|s| KMedoids::fastpam2(k).seed(s).fit(&d).unwrap().loss)
+                .collect(),
+        );
+        let fp1 = median(
+            (0..100)
+                .map(|s| {
+                    KMedoids::fastpam1(k)
+                        .init(Init::Random)
+                        .seed(s)
+                        .fit(&d)
+                        .unwrap()
+                        .loss
+                })
+                .collect(),
+        );
+        assert!(
+            fp2 <= fp1 * (1.0 + 1e-9),
+            "{name}: FastPAM2 median {fp2} vs FastPAM1 {fp1}"
+        );
+    }
+}
