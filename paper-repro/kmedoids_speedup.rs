@@ -213,6 +213,7 @@ fn plot(path: &std::path::Path, curves: &[(String, Vec<(f64, f64)>)], ks: &[usiz
     }
     chart
         .configure_series_labels()
+        .position(SeriesLabelPosition::UpperLeft)
         .border_style(BLACK)
         .background_style(WHITE)
         .draw()
