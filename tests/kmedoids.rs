@@ -7,6 +7,27 @@ use clustr::{CpuBackend, DenseMatrix, Dissimilarity, Fit, LowerTriangle, MetricK
 use rand::{Rng, SeedableRng};
 use serde_json::Value;
 
+/// The Euclidean matrix of a shipped data set.
+fn shipped_matrix(name: &str) -> DenseMatrix<'static, f64> {
+    let ds = clustr::datasets::load(name).unwrap();
+    DenseMatrix::from_points(
+        ds.data.view(),
+        &MetricKind::Euclidean,
+        &CpuBackend::default(),
+        u64::MAX,
+    )
+    .unwrap()
+}
+
+/// Runs `f` on a pool of `threads` threads.
+fn in_pool<T: Send>(threads: usize, f: impl FnOnce() -> T + Send) -> T {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .unwrap()
+        .install(f)
+}
+
 fn fixture_tri() -> LowerTriangle<i32> {
     LowerTriangle::new(5, vec![1, 2, 3, 4, 5, 6, 7, 8, 9, 1]).unwrap()
 }
@@ -148,14 +169,7 @@ fn fasterpam_fastpam2_and_shuffled_reach_local_optima() {
 
 #[test]
 fn initialisations() {
-    let ds = clustr::datasets::load("iris").unwrap();
-    let d = DenseMatrix::from_points(
-        ds.data.view(),
-        &MetricKind::Euclidean,
-        &CpuBackend::default(),
-        u64::MAX,
-    )
-    .unwrap();
+    let d = shipped_matrix("iris");
     assert_eq!(lab_sample_size(150), 10 + 13);
     assert_eq!(lab_sample_size(5), 5);
     for init in [
@@ -247,51 +261,29 @@ fn edge_cases_and_errors() {
 
 #[test]
 fn results_do_not_depend_on_thread_count() {
-    let ds = clustr::datasets::load("wine").unwrap();
-    let d = DenseMatrix::from_points(
-        ds.data.view(),
-        &MetricKind::Euclidean,
-        &CpuBackend::default(),
-        u64::MAX,
-    )
-    .unwrap();
+    let d = shipped_matrix("wine");
     let run = |t: usize| {
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(t)
-            .build()
-            .unwrap()
-            .install(|| {
-                [
-                    KMedoids::pam(4),
-                    KMedoids::fastpam2(6),
-                    KMedoids::fasterpam(8).init(Init::Build),
-                    KMedoids::alternating(5),
-                ]
-                .map(|a| a.seed(9).fit(&d).unwrap())
-            })
+        in_pool(t, || {
+            [
+                KMedoids::pam(4),
+                KMedoids::fastpam2(6),
+                KMedoids::fasterpam(8).init(Init::Build),
+                KMedoids::alternating(5),
+            ]
+            .map(|a| a.seed(9).fit(&d).unwrap())
+        })
     };
     let one = run(1);
     assert_eq!(one, run(2));
     assert_eq!(one, run(5));
     // n >= 1000: FasterPAM evaluates candidates in parallel batches; the result must be the
     // sequential one exactly, in natural and shuffled order.
-    let ds = clustr::datasets::load("digits").unwrap();
-    let d = DenseMatrix::from_points(
-        ds.data.view(),
-        &MetricKind::Euclidean,
-        &CpuBackend::default(),
-        u64::MAX,
-    )
-    .unwrap();
+    let d = shipped_matrix("digits");
     let run = |t: usize| {
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(t)
-            .build()
-            .unwrap()
-            .install(|| {
-                [KMedoids::fasterpam(30), KMedoids::fasterpam(30).shuffle(true)]
-                    .map(|a| a.seed(4).fit(&d).unwrap())
-            })
+        in_pool(t, || {
+            [KMedoids::fasterpam(30), KMedoids::fasterpam(30).shuffle(true)]
+                .map(|a| a.seed(4).fit(&d).unwrap())
+        })
     };
     let one = run(1);
     assert_eq!(one, run(2));
@@ -305,14 +297,7 @@ fn matches_python_kmedoids_on_shipped_data() {
         let name = case["dataset"].as_str().unwrap();
         let k = case["k"].as_u64().unwrap() as usize;
         let start: Vec<usize> = serde_json::from_value(case["start"].clone()).unwrap();
-        let ds = clustr::datasets::load(name).unwrap();
-        let d = DenseMatrix::from_points(
-            ds.data.view(),
-            &MetricKind::Euclidean,
-            &CpuBackend::default(),
-            u64::MAX,
-        )
-        .unwrap();
+        let d = shipped_matrix(name);
         let meds = |v: &Value| serde_json::from_value::<Vec<usize>>(v["medoids"].clone()).unwrap();
         assert_eq!(build(&d, k).unwrap(), meds(&case["build"]), "{name} k={k} BUILD");
         for (method, algo) in [
@@ -385,11 +370,7 @@ mod sampling {
                 algo.name()
             );
             assert_eq!(m, algo.clone().seed(3).fit(&otf).unwrap(), "seeded runs repeat");
-            let again = rayon::ThreadPoolBuilder::new()
-                .num_threads(1)
-                .build()
-                .unwrap()
-                .install(|| algo.clone().seed(3).fit(&otf).unwrap());
+            let again = in_pool(1, || algo.clone().seed(3).fit(&otf).unwrap());
             assert_eq!(m, again, "thread count");
         }
         // A sample of the whole data gives the inner algorithm's result.
@@ -459,13 +440,7 @@ mod sampling {
 fn predict_assigns_to_the_nearest_medoid_and_silhouettes() {
     use clustr::Predict;
     let ds = clustr::datasets::load("iris").unwrap();
-    let d = DenseMatrix::from_points(
-        ds.data.view(),
-        &MetricKind::Euclidean,
-        &CpuBackend::default(),
-        u64::MAX,
-    )
-    .unwrap();
+    let d = shipped_matrix("iris");
     let m = KMedoids::fasterpam(3).init(Init::Build).fit(&d).unwrap();
     let p = m.predictor(ds.data.view(), &MetricKind::Euclidean).unwrap();
     // Predicting the training points gives the fitted labels (no exact ties in iris at k = 3).
@@ -492,14 +467,7 @@ fn random_start_medians() {
     for case in f["random_start_medians"].as_array().unwrap() {
         let name = case["dataset"].as_str().unwrap();
         let k = case["k"].as_u64().unwrap() as usize;
-        let ds = clustr::datasets::load(name).unwrap();
-        let d = DenseMatrix::from_points(
-            ds.data.view(),
-            &MetricKind::Euclidean,
-            &CpuBackend::default(),
-            u64::MAX,
-        )
-        .unwrap();
+        let d = shipped_matrix(name);
         let ours = median(
             (0..100)
                 .map(|s| KMedoids::fasterpam(k).seed(s).fit(&d).unwrap().loss)
