@@ -7,7 +7,7 @@
 //! FastPAM2, FasterCLARA with FasterPAM) points, BUILD on each sample.
 
 use super::swap::LossOf;
-use super::{lowest, Init, KMedoids, KMedoidsModel, KValue};
+use super::{total_deviation, Init, KMedoids, KMedoidsModel, KValue};
 use crate::data::validate::check_k;
 use crate::dissim::{DenseMatrix, Dissimilarity};
 use crate::error::{Error, Result};
@@ -16,7 +16,6 @@ use ndarray::Array2;
 use num_traits::{ToPrimitive, Zero};
 use rand::rngs::StdRng;
 use rand::SeedableRng;
-use rayon::prelude::*;
 
 /// Which CLARA.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -132,44 +131,6 @@ impl Clara {
     }
 }
 
-/// The total deviation of all points from `medoids`, with each point's nearest medoid
-/// (lowest position on ties); parallel over fixed chunks summed in order, so the result does
-/// not depend on the thread count. O(n·k) dissimilarities, O(n) memory.
-pub fn score<D>(d: &D, medoids: &[usize]) -> (<D::Value as KValue>::Loss, Vec<usize>)
-where
-    D: Dissimilarity,
-    D::Value: KValue,
-{
-    const CHUNK: usize = 4096;
-    let n = d.len();
-    let parts: Vec<(<D::Value as KValue>::Loss, Vec<usize>)> = (0..n.div_ceil(CHUNK))
-        .into_par_iter()
-        .map(|c| {
-            let mut loss = <D::Value as KValue>::Loss::zero();
-            let labels = (c * CHUNK..((c + 1) * CHUNK).min(n))
-                .map(|o| {
-                    let (dist, i) = medoids
-                        .iter()
-                        .enumerate()
-                        .map(|(i, &m)| (if m == o { D::Value::zero() } else { d.get(o, m) }, i))
-                        .reduce(lowest)
-                        .expect("k >= 1");
-                    loss += dist.widen();
-                    i
-                })
-                .collect();
-            (loss, labels)
-        })
-        .collect();
-    let mut total = <D::Value as KValue>::Loss::zero();
-    let mut labels = Vec::with_capacity(n);
-    for (l, part) in parts {
-        total += l;
-        labels.extend(part);
-    }
-    (total, labels)
-}
-
 impl<D> Fit<D> for Clara
 where
     D: Dissimilarity,
@@ -228,7 +189,7 @@ where
             let model = self.inner().seed(self.seed.wrapping_add(t as u64)).fit(&sub)?;
             total_swaps += model.n_swaps;
             let medoids: Vec<usize> = model.medoids.iter().map(|&i| sample[i]).collect();
-            let (loss, labels) = score(d, &medoids);
+            let (loss, labels) = total_deviation(d, &medoids);
             if let Some(p) = &self.progress {
                 p.report(&Progress {
                     iteration: t + 1,

@@ -22,7 +22,7 @@ mod clarans;
 mod init;
 mod swap;
 
-pub use clara::{score, Clara, ClaraVariant};
+pub use clara::{Clara, ClaraVariant};
 pub use clarans::{Clarans, ClaransVariant};
 pub use init::{build, first_k, kmeans_plus_plus, lab, lab_sample_size, random_medoids};
 
@@ -35,6 +35,7 @@ use crate::metric::Metric;
 use crate::scalar::Scalar;
 use ndarray::ArrayView2;
 use num_traits::{ToPrimitive, Zero};
+use rayon::prelude::*;
 use std::fmt::Debug;
 use std::ops::{Add, AddAssign, Neg, Sub};
 
@@ -418,28 +419,44 @@ pub(crate) struct Outcome<L> {
 }
 
 /// The total dissimilarity of every point to its nearest medoid, and that medoid's position
-/// (lowest position on ties) — the loss definition, O(nk). `medoids` must be non-empty and
-/// in range (see [`check_medoids`]).
+/// (lowest position on ties) — the loss definition, O(n·k)
+/// dissimilarities, O(n) memory. Parallel over fixed chunks summed in order, so the result
+/// does not depend on the thread count. `medoids` must be non-empty and in range (see
+/// [`check_medoids`]).
 pub fn total_deviation<D>(d: &D, medoids: &[usize]) -> (<D::Value as KValue>::Loss, Vec<usize>)
 where
     D: Dissimilarity,
     D::Value: KValue,
 {
+    const CHUNK: usize = 4096;
     assert!(!medoids.is_empty(), "total_deviation needs at least one medoid");
-    let mut loss = <D::Value as KValue>::Loss::zero();
-    let assignment = (0..d.len())
-        .map(|o| {
-            let (dist, best) = medoids
-                .iter()
-                .enumerate()
-                .map(|(i, &m)| (d.get(o, m), i))
-                .reduce(lowest)
-                .expect("k >= 1");
-            loss += dist.widen();
-            best
+    let n = d.len();
+    let parts: Vec<(<D::Value as KValue>::Loss, Vec<usize>)> = (0..n.div_ceil(CHUNK))
+        .into_par_iter()
+        .map(|c| {
+            let mut loss = <D::Value as KValue>::Loss::zero();
+            let labels = (c * CHUNK..((c + 1) * CHUNK).min(n))
+                .map(|o| {
+                    let (dist, i) = medoids
+                        .iter()
+                        .enumerate()
+                        .map(|(i, &m)| (if m == o { D::Value::zero() } else { d.get(o, m) }, i))
+                        .reduce(lowest)
+                        .expect("k >= 1");
+                    loss += dist.widen();
+                    i
+                })
+                .collect();
+            (loss, labels)
         })
         .collect();
-    (loss, assignment)
+    let mut total = <D::Value as KValue>::Loss::zero();
+    let mut labels = Vec::with_capacity(n);
+    for (l, part) in parts {
+        total += l;
+        labels.extend(part);
+    }
+    (total, labels)
 }
 
 impl<L: Loss> KMedoidsModel<L> {
