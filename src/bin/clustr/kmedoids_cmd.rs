@@ -10,7 +10,7 @@ use crate::harness::{
 use clustr::data::read_matrix;
 use clustr::dissim::memory_budget;
 use clustr::kmedoids::{Clara, Clarans, Init, KMedoids, KMedoidsModel, KValue};
-use clustr::{DenseMatrix, Dissimilarity, Fit, MetricKind, OnTheFly, Scalar};
+use clustr::{DenseMatrix, Dissimilarity, Fit, MetricKind, OnTheFly, ProgressFn, Scalar};
 use serde_json::json;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -74,7 +74,7 @@ enum Algo {
 }
 
 impl Algo {
-    fn fit<D>(&self, d: &D, progress: clustr::ProgressFn) -> clustr::Result<KMedoidsModel<f64>>
+    fn fit<D>(&self, d: &D, progress: ProgressFn) -> clustr::Result<KMedoidsModel<f64>>
     where
         D: Dissimilarity,
         D::Value: KValue<Loss = f64>,
@@ -171,29 +171,23 @@ fn fit<F: Scalar + KValue<Loss = f64>>(method: &str, algo: Algo, a: &Args) -> Cl
         let t0 = Instant::now();
         let (bar, progress) = iteration_bar(algo.steps(), method, &a.output);
         let prefixed = |e: clustr::Error| CliError::from(e).prefixed(&a.input);
-        // (model, d, seconds computing distances, seconds fitting)
-        let timed =
-            |t1: Instant, model: clustr::Result<KMedoidsModel<f64>>| Ok::<_, CliError>((model?, secs(t1)));
         let (model, d, dist_s, fit_s, sil) = if a.precomputed {
             let dm = DenseMatrix::new(read_matrix::<F>(&a.input)?).map_err(prefixed)?;
             let dist_s = secs(t0);
-            let (model, fit_s) = timed(Instant::now(), algo.fit(&dm, progress))?;
-            let sil = a.silhouette.then(|| both(&model, &dm)).transpose()?;
+            let (model, fit_s, sil) = fit_on(&algo, &dm, progress, a.silhouette)?;
             (model, None, dist_s, fit_s, sil)
         } else {
             let metric: MetricKind = a.metric.parse()?;
             let x = load_points::<F>(&a.input)?;
             if algo.on_the_fly() {
                 let otf = OnTheFly::new(x.view(), metric).map_err(prefixed)?;
-                let (model, fit_s) = timed(Instant::now(), algo.fit(&otf, progress))?;
-                let sil = a.silhouette.then(|| both(&model, &otf)).transpose()?;
+                let (model, fit_s, sil) = fit_on(&algo, &otf, progress, a.silhouette)?;
                 (model, Some(x.ncols()), 0.0, fit_s, sil)
             } else {
                 let dm = DenseMatrix::from_points(x.view(), &metric, backend, memory_budget())
                     .map_err(prefixed)?;
                 let dist_s = secs(t0);
-                let (model, fit_s) = timed(Instant::now(), algo.fit(&dm, progress))?;
-                let sil = a.silhouette.then(|| both(&model, &dm)).transpose()?;
+                let (model, fit_s, sil) = fit_on(&algo, &dm, progress, a.silhouette)?;
                 (model, Some(x.ncols()), dist_s, fit_s, sil)
             }
         };
@@ -225,6 +219,22 @@ fn fit<F: Scalar + KValue<Loss = f64>>(method: &str, algo: Algo, a: &Args) -> Cl
     Ok(())
 }
 
-fn both<D: Dissimilarity>(m: &KMedoidsModel<f64>, d: &D) -> clustr::Result<(f64, f64)> {
-    Ok((m.silhouette(d)?, m.medoid_silhouette(d)?))
+/// Fits on `d`, then measures the silhouettes if asked: (model, fit seconds, (silhouette,
+/// medoid silhouette)).
+fn fit_on<D>(algo: &Algo, d: &D, progress: ProgressFn, silhouette: bool) -> CliResult<FitOutcome>
+where
+    D: Dissimilarity,
+    D::Value: KValue<Loss = f64>,
+{
+    let t = Instant::now();
+    let model = algo.fit(d, progress)?;
+    let fit_s = secs(t);
+    let sil = if silhouette {
+        Some((model.silhouette(d)?, model.medoid_silhouette(d)?))
+    } else {
+        None
+    };
+    Ok((model, fit_s, sil))
 }
+
+type FitOutcome = (KMedoidsModel<f64>, f64, Option<(f64, f64)>);
