@@ -18,6 +18,7 @@ pub mod dissim;
 pub mod error;
 pub mod estimator;
 pub mod eval;
+pub mod kmeans;
 pub mod kmedoids;
 pub mod linalg;
 pub mod metric;
