@@ -7,6 +7,7 @@ mod datasets_cmd;
 mod distances;
 mod eval_cmd;
 mod harness;
+mod kmeans_cmd;
 mod kmedoids_cmd;
 
 use clap::{Parser, Subcommand};
@@ -29,6 +30,8 @@ enum Command {
     Eval(eval_cmd::Args),
     /// List or export the shipped data sets and the generators.
     Datasets(datasets_cmd::Args),
+    /// k-means (Lloyd, scikit-learn's semantics, greedy k-means++).
+    Kmeans(kmeans_cmd::Args),
     /// k-medoids: PAM (BUILD + the original SWAP).
     Pam(kmedoids_cmd::Args),
     /// k-medoids: FastPAM1 (PAM's result, O(k) faster SWAP).
@@ -74,6 +77,7 @@ fn main() -> ExitCode {
         Command::Distances(a) => distances::run(a),
         Command::Eval(a) => eval_cmd::run(a),
         Command::Datasets(a) => datasets_cmd::run(a),
+        Command::Kmeans(a) => kmeans_cmd::run(a),
         Command::Pam(a) => kmedoids_cmd::run("pam", a),
         Command::Fastpam1(a) => kmedoids_cmd::run("fastpam1", a),
         Command::Fastpam2(a) => kmedoids_cmd::run("fastpam2", a),

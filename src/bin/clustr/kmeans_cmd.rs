@@ -1,0 +1,102 @@
+//! `clustr kmeans INPUT --k K [--init k-means++|random|FILE] [--n-init N] [--tol T] ...`.
+
+use crate::harness::{
+    iteration_bar, load_points, secs, AlgoArgs, CliError, CliResult, ExecArgs, OutputArgs, Report,
+};
+use clustr::data::read_matrix;
+use clustr::kmeans::{KMeans, KMeansInit};
+use clustr::{Fit, Scalar};
+use serde_json::json;
+use std::path::PathBuf;
+use std::time::Instant;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Points, rows = samples (.npy or .csv).
+    input: PathBuf,
+    #[command(flatten)]
+    algo: AlgoArgs,
+    /// lloyd (the only one so far; elkan and hamerly are planned).
+    #[arg(long, default_value = "lloyd")]
+    algorithm: String,
+    /// k-means++ (greedy, as scikit-learn), random, or a .npy/.csv file of k initial centres.
+    #[arg(long, default_value = "k-means++")]
+    init: String,
+    /// Runs from different seeds, the lowest inertia kept (default: 1, or 10 with random).
+    #[arg(long)]
+    n_init: Option<usize>,
+    /// Relative tolerance, multiplied by the mean feature variance.
+    #[arg(long, default_value_t = 1e-4)]
+    tol: f64,
+    /// Element type of the computation: f32 or f64.
+    #[arg(long, default_value = "f64")]
+    dtype: String,
+    #[command(flatten)]
+    exec: ExecArgs,
+    #[command(flatten)]
+    output: OutputArgs,
+}
+
+pub fn run(a: Args) -> CliResult {
+    if a.algorithm != "lloyd" {
+        return Err(CliError::usage(format!(
+            "invalid parameter algorithm = {}: only lloyd is available so far",
+            a.algorithm
+        )));
+    }
+    let init = match a.init.as_str() {
+        "k-means++" | "kmeans++" | "kmeanspp" => KMeansInit::KMeansPlusPlus,
+        "random" => KMeansInit::Random,
+        file => KMeansInit::Given(read_matrix::<f64>(file)?),
+    };
+    let mut params = KMeans::new(a.algo.k).init(init).tol(a.tol).seed(a.algo.seed);
+    if let Some(n) = a.n_init {
+        params = params.n_init(n);
+    }
+    if let Some(m) = a.algo.max_iter {
+        params = params.max_iter(m);
+    }
+    match a.dtype.as_str() {
+        "f32" | "float32" => fit::<f32>(params, &a),
+        "f64" | "float64" => fit::<f64>(params, &a),
+        other => Err(CliError::usage(format!(
+            "invalid parameter dtype = {other}: expected f32 or f64"
+        ))),
+    }
+}
+
+fn fit<F: Scalar>(params: KMeans, a: &Args) -> CliResult {
+    let started = Instant::now();
+    let ((model, d, read_s, fit_s), threads) = a.exec.run(|_backend| {
+        let t0 = Instant::now();
+        let x = load_points::<F>(&a.input)?;
+        let read_s = secs(t0);
+        let (bar, progress) = iteration_bar(params.max_iter, "kmeans", &a.output);
+        let t1 = Instant::now();
+        let model = params.clone().progress(progress).fit(&x.view())?;
+        bar.finish_and_clear();
+        Ok((model, x.ncols(), read_s, secs(t1)))
+    })?;
+    let mut extra = serde_json::Map::new();
+    let centers: Vec<Vec<f64>> = model
+        .centers
+        .rows()
+        .into_iter()
+        .map(|r| r.iter().map(|v| v.to_f64_exact()).collect())
+        .collect();
+    extra.insert("centers".into(), json!(centers));
+    extra.insert("inertia".into(), json!(model.inertia));
+    Report {
+        algorithm: "kmeans",
+        n: model.labels.len(),
+        d: Some(d),
+        k: Some(a.algo.k),
+        model: &model,
+        backend: "cpu",
+        threads,
+        seed: a.algo.seed,
+        seconds: vec![("read", read_s), ("fit", fit_s)],
+        extra,
+    }
+    .emit(&a.algo, &a.output, started)
+}
