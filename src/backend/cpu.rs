@@ -78,7 +78,11 @@ impl CpuBackend {
                 })
                 .collect();
             let mut yc = y.to_owned();
-            for mut row in yc.rows_mut() {
+            for row in yc
+                .as_slice_mut()
+                .expect("owned is contiguous")
+                .chunks_exact_mut(mu.len())
+            {
                 row.iter_mut().zip(&mu).for_each(|(v, &m)| *v -= m);
             }
             let ny = yc
@@ -116,7 +120,11 @@ impl CpuBackend {
         match plan {
             Plan::Gemm { yc, ny, mu, root } => {
                 let mut xc = xb.to_owned();
-                for mut row in xc.rows_mut() {
+                for row in xc
+                    .as_slice_mut()
+                    .expect("owned is contiguous")
+                    .chunks_exact_mut(mu.len())
+                {
                     row.iter_mut().zip(mu).for_each(|(v, &m)| *v -= m);
                 }
                 let nx: Vec<F> = xc
@@ -208,6 +216,24 @@ impl CpuBackend {
                 }
             }
         }
+    }
+}
+
+/// The smallest (and with `want_second` the second smallest) of `(index, distance)` pairs in
+/// increasing index order; ties go to the lower index.
+fn pick<F: Scalar>(it: impl Iterator<Item = (usize, F)>, want_second: bool) -> NearestTwo<F> {
+    if want_second {
+        return two_smallest(it);
+    }
+    let mut first: Option<Nearest<F>> = None;
+    for (index, distance) in it {
+        if first.is_none_or(|b| distance < b.distance) {
+            first = Some(Nearest { index, distance });
+        }
+    }
+    NearestTwo {
+        first: first.expect("k >= 1"),
+        second: None,
     }
 }
 
@@ -348,7 +374,7 @@ impl Backend for CpuBackend {
         metric: &M,
     ) -> Result<Vec<Nearest<F>>> {
         Ok(self
-            .nearest_two(x, centres, metric)?
+            .assign(x, centres, metric, false)?
             .into_iter()
             .map(|n| n.first)
             .collect())
@@ -359,6 +385,19 @@ impl Backend for CpuBackend {
         x: ArrayView2<F>,
         centres: ArrayView2<F>,
         metric: &M,
+    ) -> Result<Vec<NearestTwo<F>>> {
+        self.assign(x, centres, metric, true)
+    }
+}
+
+impl CpuBackend {
+    /// The nearest (and, with `want_second`, second-nearest) centre of each row of `x`.
+    fn assign<F: Scalar, M: Metric>(
+        &self,
+        x: ArrayView2<F>,
+        centres: ArrayView2<F>,
+        metric: &M,
+        want_second: bool,
     ) -> Result<Vec<NearestTwo<F>>> {
         check_pairwise_shapes(&x, &centres, metric, None)?;
         if centres.nrows() == 0 {
@@ -378,33 +417,60 @@ impl Backend for CpuBackend {
             Plan::Gemm { ny, mu, .. } => Some((ny.iter().fold(F::zero(), |m, &v| m.max(v)), mu.as_slice())),
             Plan::CosineGemm { .. } | Plan::Haversine { .. } | Plan::Pairs { .. } => None,
         };
+        let d = c.ncols();
+        let c_slice = c.as_slice().expect("standard layout");
         let blocks: Vec<Vec<NearestTwo<F>>> = x
             .axis_chunks_iter(Axis(0), GEMM_BLOCK)
             .into_par_iter()
             .map(|xb| {
                 let mut buf = Array2::<F>::zeros((xb.nrows(), k));
-                self.block(&plan, metric, true, xb, c.view(), buf.view_mut());
+                match &plan {
+                    // Only the ranking matters before the exact refinement: ‖y‖² − 2x·y, the
+                    // squared distance less the row's constant ‖x‖², without clamping.
+                    Plan::Gemm { yc, ny, mu, .. } => {
+                        let mut xc = xb.to_owned();
+                        for row in xc
+                            .as_slice_mut()
+                            .expect("owned is contiguous")
+                            .chunks_exact_mut(d)
+                        {
+                            row.iter_mut().zip(mu).for_each(|(v, &m)| *v -= m);
+                        }
+                        gemm_abt(xc.view(), yc.view(), buf.view_mut(), F::from_f64_lossy(-2.0));
+                        for row in buf
+                            .as_slice_mut()
+                            .expect("owned is contiguous")
+                            .chunks_exact_mut(k)
+                        {
+                            row.iter_mut().zip(ny).for_each(|(v, &n)| *v += n);
+                        }
+                    }
+                    _ => self.block(&plan, metric, true, xb, c.view(), buf.view_mut()),
+                }
+                let mut cands: Vec<(usize, F)> = Vec::new();
                 buf.rows()
                     .into_iter()
                     .zip(xb.rows())
                     .map(|(row, point)| {
-                        let approx = two_smallest(row.iter().copied().enumerate());
+                        let row = row.to_slice().expect("standard layout");
+                        let approx = pick(row.iter().copied().enumerate(), want_second);
                         let mut best = match refine {
                             None => approx,
                             Some((ny_max, mu)) => {
-                                let p = point.as_slice().unwrap();
+                                let p = point.to_slice().expect("standard layout");
                                 let nx = p
                                     .iter()
                                     .zip(mu)
                                     .fold(F::zero(), |s, (&v, &m)| s + (v - m) * (v - m));
                                 let bound = F::from_usize(2 * (p.len() + 4)).unwrap() * eps * (nx + ny_max);
                                 let limit = approx.second.unwrap_or(approx.first).distance + bound;
-                                two_smallest(
-                                    row.iter()
-                                        .enumerate()
-                                        .filter(|&(_, &v)| v <= limit)
-                                        .map(|(j, _)| (j, F::sqeuclidean(p, c.row(j).as_slice().unwrap()))),
-                                )
+                                cands.clear();
+                                for (j, &v) in row.iter().enumerate() {
+                                    if v <= limit {
+                                        cands.push((j, F::sqeuclidean(p, &c_slice[j * d..(j + 1) * d])));
+                                    }
+                                }
+                                pick(cands.iter().copied(), want_second)
                             }
                         };
                         if root {

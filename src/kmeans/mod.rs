@@ -180,8 +180,10 @@ impl<F: Scalar> Fit<ArrayView2<'_, F>> for KMeans {
     type Model = KMeansModel<F>;
 
     fn fit(&self, x: &ArrayView2<'_, F>) -> Result<KMeansModel<F>> {
-        let x = *x;
-        self.validate(x)?;
+        self.validate(*x)?;
+        // Rows must be contiguous slices; copies only a non-standard layout.
+        let x = crate::data::standard_layout(*x);
+        let x = x.view();
         let tol = self.tol * mean_variance(x);
         let n_init = self
             .n_init
@@ -225,16 +227,17 @@ const CHUNK: usize = 4096;
 /// Per-cluster coordinate sums and counts of `labels`, in f64.
 fn cluster_sums<F: Scalar>(x: ArrayView2<F>, labels: &[usize], k: usize) -> (Array2<f64>, Vec<usize>) {
     let d = x.ncols();
-    let parts: Vec<(Array2<f64>, Vec<usize>)> = x
+    let parts: Vec<(Vec<f64>, Vec<usize>)> = x
         .axis_chunks_iter(Axis(0), CHUNK)
         .into_par_iter()
         .zip(labels.par_chunks(CHUNK))
         .map(|(xb, lb)| {
-            let mut sums = Array2::<f64>::zeros((k, d));
+            let mut sums = vec![0.0f64; k * d];
             let mut counts = vec![0usize; k];
             for (row, &l) in xb.rows().into_iter().zip(lb) {
                 counts[l] += 1;
-                sums.row_mut(l)
+                let row = row.to_slice().expect("standard layout");
+                sums[l * d..(l + 1) * d]
                     .iter_mut()
                     .zip(row)
                     .for_each(|(s, v)| *s += v.to_f64_exact());
@@ -242,13 +245,13 @@ fn cluster_sums<F: Scalar>(x: ArrayView2<F>, labels: &[usize], k: usize) -> (Arr
             (sums, counts)
         })
         .collect();
-    let mut sums = Array2::<f64>::zeros((k, d));
+    let mut sums = vec![0.0f64; k * d];
     let mut counts = vec![0usize; k];
     for (s, c) in parts {
-        sums += &s;
+        sums.iter_mut().zip(s).for_each(|(a, b)| *a += b);
         counts.iter_mut().zip(c).for_each(|(a, b)| *a += b);
     }
-    (sums, counts)
+    (Array2::from_shape_vec((k, d), sums).expect("k x d"), counts)
 }
 
 /// One Lloyd run from `centers`.
