@@ -422,67 +422,69 @@ impl CpuBackend {
         let blocks: Vec<Vec<NearestTwo<F>>> = x
             .axis_chunks_iter(Axis(0), GEMM_BLOCK)
             .into_par_iter()
-            .map(|xb| {
-                let mut buf = Array2::<F>::zeros((xb.nrows(), k));
-                match &plan {
-                    // Only the ranking matters before the exact refinement: ‖y‖² − 2x·y, the
-                    // squared distance less the row's constant ‖x‖², without clamping.
-                    Plan::Gemm { yc, ny, mu, .. } => {
-                        let mut xc = xb.to_owned();
-                        for row in xc
-                            .as_slice_mut()
-                            .expect("owned is contiguous")
-                            .chunks_exact_mut(d)
-                        {
-                            row.iter_mut().zip(mu).for_each(|(v, &m)| *v -= m);
-                        }
-                        gemm_abt(xc.view(), yc.view(), buf.view_mut(), F::from_f64_lossy(-2.0));
-                        for row in buf
-                            .as_slice_mut()
-                            .expect("owned is contiguous")
-                            .chunks_exact_mut(k)
-                        {
-                            row.iter_mut().zip(ny).for_each(|(v, &n)| *v += n);
-                        }
-                    }
-                    _ => self.block(&plan, metric, true, xb, c.view(), buf.view_mut()),
-                }
-                let mut cands: Vec<(usize, F)> = Vec::new();
-                buf.rows()
-                    .into_iter()
-                    .zip(xb.rows())
-                    .map(|(row, point)| {
-                        let row = row.to_slice().expect("standard layout");
-                        let approx = pick(row.iter().copied().enumerate(), want_second);
-                        let mut best = match refine {
-                            None => approx,
-                            Some((ny_max, mu)) => {
-                                let p = point.to_slice().expect("standard layout");
-                                let nx = p
-                                    .iter()
-                                    .zip(mu)
-                                    .fold(F::zero(), |s, (&v, &m)| s + (v - m) * (v - m));
-                                let bound = F::from_usize(2 * (p.len() + 4)).unwrap() * eps * (nx + ny_max);
-                                let limit = approx.second.unwrap_or(approx.first).distance + bound;
-                                cands.clear();
-                                for (j, &v) in row.iter().enumerate() {
-                                    if v <= limit {
-                                        cands.push((j, F::sqeuclidean(p, &c_slice[j * d..(j + 1) * d])));
-                                    }
+            .map_init(
+                // Per-thread buffers, reused across blocks.
+                || (Array2::<F>::zeros((GEMM_BLOCK, k)), Vec::<F>::new()),
+                |(full, xc), xb| {
+                    let mut buf = full.slice_mut(s![..xb.nrows(), ..]);
+                    match &plan {
+                        // Only the ranking matters before the exact refinement: ‖y‖² − 2x·y, the
+                        // squared distance less the row's constant ‖x‖², without clamping.
+                        Plan::Gemm { yc, ny, mu, .. } => {
+                            let src = xb.to_slice().expect("standard layout");
+                            xc.resize(src.len(), F::zero());
+                            for (dst, row) in xc.chunks_exact_mut(d).zip(src.chunks_exact(d)) {
+                                for ((o, &v), &m) in dst.iter_mut().zip(row).zip(mu) {
+                                    *o = v - m;
                                 }
-                                pick(cands.iter().copied(), want_second)
                             }
-                        };
-                        if root {
-                            best.first.distance = best.first.distance.sqrt();
-                            if let Some(s) = best.second.as_mut() {
-                                s.distance = s.distance.sqrt();
+                            let xcv =
+                                ArrayView2::from_shape((xb.nrows(), d), &xc[..src.len()]).expect("shape");
+                            gemm_abt(xcv, yc.view(), buf.view_mut(), F::from_f64_lossy(-2.0));
+                            for row in buf.as_slice_mut().expect("contiguous rows").chunks_exact_mut(k) {
+                                row.iter_mut().zip(ny).for_each(|(v, &n)| *v += n);
                             }
                         }
-                        best
-                    })
-                    .collect()
-            })
+                        _ => self.block(&plan, metric, true, xb, c.view(), buf.view_mut()),
+                    }
+                    let mut cands: Vec<(usize, F)> = Vec::new();
+                    buf.rows()
+                        .into_iter()
+                        .zip(xb.rows())
+                        .map(|(row, point)| {
+                            let row = row.to_slice().expect("standard layout");
+                            let approx = pick(row.iter().copied().enumerate(), want_second);
+                            let mut best = match refine {
+                                None => approx,
+                                Some((ny_max, mu)) => {
+                                    let p = point.to_slice().expect("standard layout");
+                                    let nx = p
+                                        .iter()
+                                        .zip(mu)
+                                        .fold(F::zero(), |s, (&v, &m)| s + (v - m) * (v - m));
+                                    let bound =
+                                        F::from_usize(2 * (p.len() + 4)).unwrap() * eps * (nx + ny_max);
+                                    let limit = approx.second.unwrap_or(approx.first).distance + bound;
+                                    cands.clear();
+                                    for (j, &v) in row.iter().enumerate() {
+                                        if v <= limit {
+                                            cands.push((j, F::sqeuclidean(p, &c_slice[j * d..(j + 1) * d])));
+                                        }
+                                    }
+                                    pick(cands.iter().copied(), want_second)
+                                }
+                            };
+                            if root {
+                                best.first.distance = best.first.distance.sqrt();
+                                if let Some(s) = best.second.as_mut() {
+                                    s.distance = s.distance.sqrt();
+                                }
+                            }
+                            best
+                        })
+                        .collect()
+                },
+            )
             .collect();
         Ok(blocks.into_iter().flatten().collect())
     }
