@@ -9,6 +9,7 @@
 //! algorithm families land.
 
 use clustr::eval;
+use clustr::kmeans::KMeans;
 use clustr::kmedoids::{Init, KMedoids};
 use clustr::prelude::*;
 use std::time::Instant;
@@ -53,6 +54,16 @@ fn main() -> clustr::Result<()> {
             labels: ds.target.clone(),
             seconds: dist_s,
         }];
+        // k-means (Lloyd, greedy k-means++, 10 runs) on the points.
+        let t = Instant::now();
+        let km = KMeans::new(k).n_init(10).fit(&x)?;
+        rows.push(Row {
+            dataset: name,
+            method: "kmeans (k-means++ x10)".into(),
+            k,
+            labels: km.labels().to_vec(),
+            seconds: t.elapsed().as_secs_f64(),
+        });
         // k-medoids on the same matrix, k = the number of classes.
         for algo in [
             KMedoids::pam(k),
