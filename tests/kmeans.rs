@@ -1,7 +1,7 @@
 //! k-means against scikit-learn's `KMeans(algorithm="lloyd")` from the same initial centres
 //! (tests/fixtures/sklearn_reference.json), and invariants.
 
-use clustr::kmeans::{KMeans, KMeansInit};
+use clustr::kmeans::{Algorithm, KMeans, KMeansInit};
 use clustr::{Clustering, Fit, Predict};
 use ndarray::Array2;
 use serde_json::Value;
@@ -107,4 +107,26 @@ fn invariants_and_errors() {
         .unwrap_err()
         .to_string()
         .contains("row 0, column 1"));
+}
+
+#[test]
+fn hamerly_equals_lloyd() {
+    for (n, k, d, seed) in [(2000, 5, 2, 1), (3000, 40, 8, 2), (1500, 100, 3, 3)] {
+        let x = clustr::datasets::Blobs::new(n, k / 2 + 1)
+            .n_features(d)
+            .cluster_std(2.0)
+            .seed(seed)
+            .generate()
+            .unwrap()
+            .data;
+        let lloyd = KMeans::new(k).seed(seed).fit(&x.view()).unwrap();
+        let hamerly = KMeans::new(k)
+            .seed(seed)
+            .algorithm(Algorithm::Hamerly)
+            .fit(&x.view())
+            .unwrap();
+        assert_eq!(lloyd.labels, hamerly.labels, "n={n} k={k}");
+        assert_eq!(lloyd.n_iter, hamerly.n_iter, "n={n} k={k}");
+        assert_eq!(lloyd.centers, hamerly.centers, "n={n} k={k}");
+    }
 }

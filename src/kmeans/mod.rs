@@ -36,6 +36,17 @@ pub enum KMeansInit {
     Given(Array2<f64>),
 }
 
+/// The assignment step.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Algorithm {
+    /// Every point against every centre, through the backend's GEMM kernel.
+    #[default]
+    Lloyd,
+    /// Hamerly (2010): one upper and one lower bound per point skip most distance
+    /// computations; the same labels as Lloyd (up to exact ties).
+    Hamerly,
+}
+
 /// Parameters of k-means (the estimator).
 #[derive(Clone, Debug)]
 pub struct KMeans {
@@ -52,6 +63,8 @@ pub struct KMeans {
     pub tol: f64,
     /// Seed.
     pub seed: u64,
+    /// The assignment step (default Lloyd).
+    pub algorithm: Algorithm,
     /// Progress callback (after each iteration).
     pub progress: Option<ProgressFn>,
 }
@@ -66,6 +79,7 @@ impl KMeans {
             max_iter: 300,
             tol: 1e-4,
             seed: 0,
+            algorithm: Algorithm::Lloyd,
             progress: None,
         }
     }
@@ -92,6 +106,11 @@ impl KMeans {
     /// Seed.
     pub fn seed(mut self, s: u64) -> Self {
         self.seed = s;
+        self
+    }
+    /// The assignment step.
+    pub fn algorithm(mut self, a: Algorithm) -> Self {
+        self.algorithm = a;
         self
     }
     /// Progress callback.
@@ -199,7 +218,14 @@ impl<F: Scalar> Fit<ArrayView2<'_, F>> for KMeans {
                 }
                 KMeansInit::KMeansPlusPlus => kmeans_plus_plus(x, self.k, &mut rng)?,
             };
-            let run = lloyd(x, centers, self.max_iter, tol, self.progress.as_ref())?;
+            let run = lloyd(
+                x,
+                centers,
+                self.algorithm,
+                self.max_iter,
+                tol,
+                self.progress.as_ref(),
+            )?;
             if best.as_ref().is_none_or(|b| run.inertia < b.inertia) {
                 best = Some(run);
             }
@@ -258,6 +284,7 @@ fn cluster_sums<F: Scalar>(x: ArrayView2<F>, labels: &[usize], k: usize) -> (Arr
 fn lloyd<F: Scalar>(
     x: ArrayView2<F>,
     mut centers: Array2<F>,
+    algorithm: Algorithm,
     max_iter: usize,
     tol: f64,
     progress: Option<&ProgressFn>,
@@ -276,9 +303,28 @@ fn lloyd<F: Scalar>(
     };
     let mut labels_old: Option<Vec<usize>> = None;
     let (mut n_iter, mut converged) = (0, false);
+    let mut bounds: Option<Hamerly> = None;
     while n_iter < max_iter {
         n_iter += 1;
-        let (labels, inertia) = assign(&centers)?;
+        let (labels, inertia) = match algorithm {
+            Algorithm::Lloyd => {
+                let (l, i) = assign(&centers)?;
+                (l, Some(i))
+            }
+            Algorithm::Hamerly => {
+                let h = match bounds.take() {
+                    None => Hamerly::new(x, &centers)?,
+                    Some(mut h) => {
+                        h.update(x, &centers);
+                        h
+                    }
+                };
+                let labels = h.labels.clone();
+                bounds = Some(h);
+                (labels, None)
+            }
+        };
+        let old_centers = centers.clone();
         let (mut sums, mut counts) = cluster_sums(x, &labels, k);
         relocate_empty_clusters(x, &centers, &labels, &mut sums, &mut counts);
         let mut shift = 0.0;
@@ -297,8 +343,11 @@ fn lloyd<F: Scalar>(
             p.report(&Progress {
                 iteration: n_iter,
                 max_iter: Some(max_iter),
-                objective: Some(inertia),
+                objective: inertia,
             });
+        }
+        if let Some(h) = bounds.as_mut() {
+            h.moved(&old_centers, &centers);
         }
         if labels_old.as_ref() == Some(&labels) {
             converged = true; // strict convergence: the labels did not change
@@ -320,6 +369,106 @@ fn lloyd<F: Scalar>(
         n_iter,
         converged,
     })
+}
+
+/// Hamerly's bounds: for each point its centre, an upper bound on the distance to it and a
+/// lower bound on the distance to every other centre (Euclidean, not squared).
+struct Hamerly {
+    labels: Vec<usize>,
+    upper: Vec<f64>,
+    lower: Vec<f64>,
+}
+
+fn dist<F: Scalar>(a: &[F], b: &[F]) -> f64 {
+    F::sqeuclidean(a, b).to_f64_exact().sqrt()
+}
+
+impl Hamerly {
+    /// Exact nearest and second-nearest distances of every point.
+    fn new<F: Scalar>(x: ArrayView2<F>, centers: &Array2<F>) -> Result<Self> {
+        let near = CpuBackend::default().nearest_two(x, centers.view(), &MetricKind::Euclidean)?;
+        Ok(Hamerly {
+            labels: near.iter().map(|n| n.first.index).collect(),
+            upper: near.iter().map(|n| n.first.distance.to_f64_exact()).collect(),
+            lower: near
+                .iter()
+                .map(|n| n.second.map_or(f64::INFINITY, |s| s.distance.to_f64_exact()))
+                .collect(),
+        })
+    }
+
+    /// Loosens the bounds by how far each centre moved.
+    fn moved<F: Scalar>(&mut self, old: &Array2<F>, new: &Array2<F>) {
+        let drift: Vec<f64> = (0..new.nrows())
+            .map(|j| {
+                dist(
+                    old.row(j).to_slice().expect("contiguous"),
+                    new.row(j).to_slice().expect("contiguous"),
+                )
+            })
+            .collect();
+        let (mut top, mut second, mut arg) = (0.0f64, 0.0f64, usize::MAX);
+        for (j, &p) in drift.iter().enumerate() {
+            if p > top {
+                (second, top, arg) = (top, p, j);
+            } else if p > second {
+                second = p;
+            }
+        }
+        self.upper
+            .par_iter_mut()
+            .zip(self.lower.par_iter_mut())
+            .zip(self.labels.par_iter())
+            .for_each(|((u, l), &a)| {
+                *u += drift[a];
+                *l -= if a == arg { second } else { top };
+            });
+    }
+
+    /// Reassigns the points whose bounds no longer prove their centre nearest.
+    fn update<F: Scalar>(&mut self, x: ArrayView2<F>, centers: &Array2<F>) {
+        let k = centers.nrows();
+        let c = centers.as_slice().expect("contiguous");
+        let d = centers.ncols();
+        let row = |j: usize| &c[j * d..(j + 1) * d];
+        // Half the distance from each centre to its nearest other centre.
+        let half: Vec<f64> = (0..k)
+            .map(|j| {
+                0.5 * (0..k)
+                    .filter(|&q| q != j)
+                    .map(|q| dist(row(j), row(q)))
+                    .fold(f64::INFINITY, f64::min)
+            })
+            .collect();
+        let xs = x.as_slice().expect("standard layout");
+        self.labels
+            .par_iter_mut()
+            .zip(self.upper.par_iter_mut())
+            .zip(self.lower.par_iter_mut())
+            .enumerate()
+            .for_each(|(i, ((a, u), l))| {
+                let p = &xs[i * d..(i + 1) * d];
+                let m = half[*a].max(*l);
+                if *u <= m {
+                    return;
+                }
+                *u = dist(p, row(*a));
+                if *u <= m {
+                    return;
+                }
+                // Every centre: nearest and second nearest, ties to the lowest index.
+                let (mut best, mut bd, mut sd) = (0, dist(p, row(0)), f64::INFINITY);
+                for j in 1..k {
+                    let v = dist(p, row(j));
+                    if v < bd {
+                        (sd, bd, best) = (bd, v, j);
+                    } else if v < sd {
+                        sd = v;
+                    }
+                }
+                (*a, *u, *l) = (best, bd, sd);
+            });
+    }
 }
 
 /// scikit-learn's `_relocate_empty_clusters_dense`: each empty cluster takes the point

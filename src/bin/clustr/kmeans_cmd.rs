@@ -4,7 +4,7 @@ use crate::harness::{
     iteration_bar, load_points, secs, AlgoArgs, CliError, CliResult, ExecArgs, OutputArgs, Report,
 };
 use clustr::data::read_matrix;
-use clustr::kmeans::{KMeans, KMeansInit};
+use clustr::kmeans::{Algorithm, KMeans, KMeansInit};
 use clustr::{Fit, Scalar};
 use serde_json::json;
 use std::path::PathBuf;
@@ -16,7 +16,7 @@ pub struct Args {
     input: PathBuf,
     #[command(flatten)]
     algo: AlgoArgs,
-    /// lloyd (the only one so far; elkan and hamerly are planned).
+    /// lloyd or hamerly (bounds that skip distance computations, same result; elkan is planned).
     #[arg(long, default_value = "lloyd")]
     algorithm: String,
     /// k-means++ (greedy, as scikit-learn), random, or a .npy/.csv file of k initial centres.
@@ -38,18 +38,25 @@ pub struct Args {
 }
 
 pub fn run(a: Args) -> CliResult {
-    if a.algorithm != "lloyd" {
-        return Err(CliError::usage(format!(
-            "invalid parameter algorithm = {}: only lloyd is available so far",
-            a.algorithm
-        )));
-    }
+    let algorithm = match a.algorithm.as_str() {
+        "lloyd" => Algorithm::Lloyd,
+        "hamerly" => Algorithm::Hamerly,
+        other => {
+            return Err(CliError::usage(format!(
+                "invalid parameter algorithm = {other}: expected lloyd or hamerly"
+            )))
+        }
+    };
     let init = match a.init.as_str() {
         "k-means++" | "kmeans++" | "kmeanspp" => KMeansInit::KMeansPlusPlus,
         "random" => KMeansInit::Random,
         file => KMeansInit::Given(read_matrix::<f64>(file)?),
     };
-    let mut params = KMeans::new(a.algo.k).init(init).tol(a.tol).seed(a.algo.seed);
+    let mut params = KMeans::new(a.algo.k)
+        .init(init)
+        .tol(a.tol)
+        .seed(a.algo.seed)
+        .algorithm(algorithm);
     if let Some(n) = a.n_init {
         params = params.n_init(n);
     }
