@@ -110,7 +110,7 @@ fn invariants_and_errors() {
 }
 
 #[test]
-fn hamerly_equals_lloyd() {
+fn hamerly_and_elkan_equal_lloyd() {
     for (n, k, d, seed) in [(2000, 5, 2, 1), (3000, 40, 8, 2), (1500, 100, 3, 3)] {
         let x = clustr::datasets::Blobs::new(n, k / 2 + 1)
             .n_features(d)

@@ -10,8 +10,10 @@
 //! Empty clusters are re-seeded as scikit-learn does: each takes the point farthest from its
 //! current centre (farthest first), which leaves its old cluster.
 //!
-//! Not yet here (issue #4): Elkan and Hamerly variants, mini-batch k-means, Gaussian mixtures
-//! and PPP.
+//! Hamerly (2010) and Elkan (2003) keep distance bounds that skip most of Lloyd's distance
+//! computations and give Lloyd's result (labels, centres, iterations), up to exact distance ties.
+//!
+//! Not yet here (issue #4): an `auto` choice, mini-batch k-means, Gaussian mixtures and PPP.
 
 use crate::backend::{Backend, CpuBackend};
 use crate::data::validate::{check_k, check_points};
@@ -45,6 +47,9 @@ pub enum Algorithm {
     /// Hamerly (2010): one upper and one lower bound per point skip most distance
     /// computations; the same labels as Lloyd (up to exact ties).
     Hamerly,
+    /// Elkan (2003): an upper bound and k lower bounds per point (n·k memory) and the
+    /// centre-to-centre distances; the same labels as Lloyd (up to exact ties).
+    Elkan,
 }
 
 /// Parameters of k-means (the estimator).
@@ -303,7 +308,7 @@ fn lloyd<F: Scalar>(
     };
     let mut labels_old: Option<Vec<usize>> = None;
     let (mut n_iter, mut converged) = (0, false);
-    let mut bounds: Option<Hamerly> = None;
+    let mut bounds: Option<Bounds> = None;
     while n_iter < max_iter {
         n_iter += 1;
         let (labels, inertia) = match algorithm {
@@ -311,16 +316,17 @@ fn lloyd<F: Scalar>(
                 let (l, i) = assign(&centers)?;
                 (l, Some(i))
             }
-            Algorithm::Hamerly => {
-                let h = match bounds.take() {
-                    None => Hamerly::new(x, &centers)?,
-                    Some(mut h) => {
-                        h.update(x, &centers);
-                        h
+            Algorithm::Hamerly | Algorithm::Elkan => {
+                let b = match bounds.take() {
+                    None if algorithm == Algorithm::Hamerly => Bounds::Hamerly(Hamerly::new(x, &centers)?),
+                    None => Bounds::Elkan(Elkan::new(x, &centers)),
+                    Some(mut b) => {
+                        b.update(x, &centers);
+                        b
                     }
                 };
-                let labels = h.labels.clone();
-                bounds = Some(h);
+                let labels = b.labels().to_vec();
+                bounds = Some(b);
                 (labels, None)
             }
         };
@@ -371,6 +377,156 @@ fn lloyd<F: Scalar>(
     })
 }
 
+/// The bound-keeping assignment steps.
+enum Bounds {
+    Hamerly(Hamerly),
+    Elkan(Elkan),
+}
+
+impl Bounds {
+    fn labels(&self) -> &[usize] {
+        match self {
+            Bounds::Hamerly(h) => &h.labels,
+            Bounds::Elkan(e) => &e.labels,
+        }
+    }
+    fn update<F: Scalar>(&mut self, x: ArrayView2<F>, centers: &Array2<F>) {
+        match self {
+            Bounds::Hamerly(h) => h.update(x, centers),
+            Bounds::Elkan(e) => e.update(x, centers),
+        }
+    }
+    fn moved<F: Scalar>(&mut self, old: &Array2<F>, new: &Array2<F>) {
+        let drift = drifts(old, new);
+        match self {
+            Bounds::Hamerly(h) => h.moved(&drift),
+            Bounds::Elkan(e) => e.moved(&drift),
+        }
+    }
+}
+
+/// How far each centre moved.
+fn drifts<F: Scalar>(old: &Array2<F>, new: &Array2<F>) -> Vec<f64> {
+    (0..new.nrows())
+        .map(|j| {
+            dist(
+                old.row(j).to_slice().expect("contiguous"),
+                new.row(j).to_slice().expect("contiguous"),
+            )
+        })
+        .collect()
+}
+
+/// Elkan's bounds: each point's centre, an upper bound on the distance to it, and a lower
+/// bound on the distance to every centre (row-major n × k).
+struct Elkan {
+    labels: Vec<usize>,
+    upper: Vec<f64>,
+    lower: Vec<f64>,
+    k: usize,
+}
+
+impl Elkan {
+    fn new<F: Scalar>(x: ArrayView2<F>, centers: &Array2<F>) -> Self {
+        let (k, d) = (centers.nrows(), centers.ncols());
+        let c = centers.as_slice().expect("contiguous");
+        let xs = x.as_slice().expect("standard layout");
+        let mut lower = vec![0.0; x.nrows() * k];
+        let mut labels = vec![0; x.nrows()];
+        let mut upper = vec![0.0; x.nrows()];
+        lower
+            .par_chunks_mut(k)
+            .zip(labels.par_iter_mut())
+            .zip(upper.par_iter_mut())
+            .enumerate()
+            .for_each(|(i, ((l, a), u))| {
+                let p = &xs[i * d..(i + 1) * d];
+                for (j, lj) in l.iter_mut().enumerate() {
+                    *lj = dist(p, &c[j * d..(j + 1) * d]);
+                }
+                let (mut best, mut bd) = (0, l[0]);
+                for (j, &v) in l.iter().enumerate().skip(1) {
+                    if v < bd {
+                        (best, bd) = (j, v);
+                    }
+                }
+                (*a, *u) = (best, bd);
+            });
+        Elkan {
+            labels,
+            upper,
+            lower,
+            k,
+        }
+    }
+
+    fn moved(&mut self, drift: &[f64]) {
+        let k = self.k;
+        self.lower
+            .par_chunks_mut(k)
+            .for_each(|l| l.iter_mut().zip(drift).for_each(|(v, &p)| *v = (*v - p).max(0.0)));
+        self.upper
+            .par_iter_mut()
+            .zip(self.labels.par_iter())
+            .for_each(|(u, &a)| *u += drift[a]);
+    }
+
+    fn update<F: Scalar>(&mut self, x: ArrayView2<F>, centers: &Array2<F>) {
+        let (k, d) = (self.k, centers.ncols());
+        let c = centers.as_slice().expect("contiguous");
+        let row = |j: usize| &c[j * d..(j + 1) * d];
+        // Half the centre-to-centre distances, and half the nearest other centre's.
+        let mut half_cc = vec![0.0f64; k * k];
+        for j in 0..k {
+            for q in 0..j {
+                let v = 0.5 * dist(row(j), row(q));
+                half_cc[j * k + q] = v;
+                half_cc[q * k + j] = v;
+            }
+        }
+        let s: Vec<f64> = (0..k)
+            .map(|j| {
+                (0..k)
+                    .filter(|&q| q != j)
+                    .map(|q| half_cc[j * k + q])
+                    .fold(f64::INFINITY, f64::min)
+            })
+            .collect();
+        let xs = x.as_slice().expect("standard layout");
+        self.lower
+            .par_chunks_mut(k)
+            .zip(self.labels.par_iter_mut())
+            .zip(self.upper.par_iter_mut())
+            .enumerate()
+            .for_each(|(i, ((l, a), u))| {
+                if *u <= s[*a] {
+                    return;
+                }
+                let p = &xs[i * d..(i + 1) * d];
+                let mut tight = false;
+                for j in 0..k {
+                    if j == *a || *u <= l[j] || *u <= half_cc[*a * k + j] {
+                        continue;
+                    }
+                    if !tight {
+                        *u = dist(p, row(*a));
+                        l[*a] = *u;
+                        tight = true;
+                        if *u <= l[j] || *u <= half_cc[*a * k + j] {
+                            continue;
+                        }
+                    }
+                    let v = dist(p, row(j));
+                    l[j] = v;
+                    // Ties go to the lower index, as Lloyd's argmin.
+                    if v < *u || (v == *u && j < *a) {
+                        (*a, *u) = (j, v);
+                    }
+                }
+            });
+    }
+}
+
 /// Hamerly's bounds: for each point its centre, an upper bound on the distance to it and a
 /// lower bound on the distance to every other centre (Euclidean, not squared).
 struct Hamerly {
@@ -398,15 +554,7 @@ impl Hamerly {
     }
 
     /// Loosens the bounds by how far each centre moved.
-    fn moved<F: Scalar>(&mut self, old: &Array2<F>, new: &Array2<F>) {
-        let drift: Vec<f64> = (0..new.nrows())
-            .map(|j| {
-                dist(
-                    old.row(j).to_slice().expect("contiguous"),
-                    new.row(j).to_slice().expect("contiguous"),
-                )
-            })
-            .collect();
+    fn moved(&mut self, drift: &[f64]) {
         let (mut top, mut second, mut arg) = (0.0f64, 0.0f64, usize::MAX);
         for (j, &p) in drift.iter().enumerate() {
             if p > top {

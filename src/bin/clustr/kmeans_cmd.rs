@@ -16,7 +16,8 @@ pub struct Args {
     input: PathBuf,
     #[command(flatten)]
     algo: AlgoArgs,
-    /// lloyd or hamerly (bounds that skip distance computations, same result; elkan is planned).
+    /// lloyd, hamerly or elkan (the last two keep bounds that skip distance computations, with
+    /// Lloyd's result).
     #[arg(long, default_value = "lloyd")]
     algorithm: String,
     /// k-means++ (greedy, as scikit-learn), random, or a .npy/.csv file of k initial centres.
@@ -41,9 +42,10 @@ pub fn run(a: Args) -> CliResult {
     let algorithm = match a.algorithm.as_str() {
         "lloyd" => Algorithm::Lloyd,
         "hamerly" => Algorithm::Hamerly,
+        "elkan" => Algorithm::Elkan,
         other => {
             return Err(CliError::usage(format!(
-                "invalid parameter algorithm = {other}: expected lloyd or hamerly"
+                "invalid parameter algorithm = {other}: expected lloyd, hamerly or elkan"
             )))
         }
     };
