@@ -12,6 +12,18 @@ fn clustr(dir: &Path, args: &[&str]) -> Output {
         .unwrap()
 }
 
+/// Runs clustr, requires exit code 0 and returns the JSON it printed (`what` names the case).
+fn run_json(dir: &Path, args: &[&str], what: &str) -> serde_json::Value {
+    let out = clustr(dir, args);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{what}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
 fn files(dir: &Path) -> Vec<String> {
     let mut v: Vec<String> = std::fs::read_dir(dir)
         .unwrap()
@@ -189,7 +201,7 @@ fn bad_input_table() {
 fn distances_writes_a_matrix_numpy_can_read_and_json_summary() {
     let dir = tempfile::tempdir().unwrap();
     write(dir.path(), "p.csv", b"x,y\n0,0\n3,4\n6,8\n");
-    let out = clustr(
+    let v = run_json(
         dir.path(),
         &[
             "distances",
@@ -202,14 +214,8 @@ fn distances_writes_a_matrix_numpy_can_read_and_json_summary() {
             "--threads",
             "1",
         ],
+        "",
     );
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(
         (v["n"].as_u64(), v["d"].as_u64(), v["threads"].as_u64()),
         (Some(3), Some(2), Some(1))
@@ -242,19 +248,13 @@ fn export_then_eval_round_trip() {
         ],
     );
     assert_eq!(out.status.code(), Some(0));
-    let out = clustr(
+    let v = run_json(
         dir.path(),
         &[
             "eval", "--labels", "t.csv", "--truth", "t.csv", "--data", "iris.npy", "--json",
         ],
+        "",
     );
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["ari"].as_f64(), Some(1.0));
     assert_eq!(v["acc"].as_f64(), Some(1.0));
     // scikit-learn: silhouette_score(iris.data, iris.target) = 0.5034774406932957.
@@ -282,7 +282,7 @@ fn kmedoids_subcommands_agree_with_the_library() {
     .status
     .success());
     for method in ["pam", "fastpam1", "fastpam2", "fasterpam", "alternating"] {
-        let out = clustr(
+        let v = run_json(
             dir.path(),
             &[
                 method,
@@ -297,14 +297,8 @@ fn kmedoids_subcommands_agree_with_the_library() {
                 "--labels-out",
                 "l.npy",
             ],
+            "{method}",
         );
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{method}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         for key in [
             "algorithm",
             "n",
@@ -377,7 +371,7 @@ fn sampling_subcommands_report_the_full_data_loss() {
     let x = ds.data.mapv(|v| v as f32);
     let otf = clustr::OnTheFly::new(x.view(), clustr::MetricKind::Manhattan).unwrap();
     for method in ["clara", "fastclara", "fasterclara", "clarans", "fastclarans"] {
-        let out = clustr(
+        let v = run_json(
             dir.path(),
             &[
                 method,
@@ -390,14 +384,8 @@ fn sampling_subcommands_report_the_full_data_loss() {
                 "3",
                 "--json",
             ],
+            "{method}",
         );
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{method}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         let medoids: Vec<usize> = serde_json::from_value(v["medoids"].clone()).unwrap();
         let (loss, _) = clustr::kmedoids::total_deviation(&otf, &medoids);
         assert!(

@@ -635,11 +635,12 @@ fn relocate_empty_clusters<F: Scalar>(
     let dist: Vec<f64> = (0..x.nrows())
         .into_par_iter()
         .map(|i| {
-            x.row(i)
-                .iter()
-                .zip(centers.row(labels[i]))
-                .map(|(a, c)| (a.to_f64_exact() - c.to_f64_exact()).powi(2))
-                .sum()
+            let (p, c) = (x.row(i), centers.row(labels[i]));
+            F::sqeuclidean(
+                p.to_slice().expect("standard layout"),
+                c.to_slice().expect("contiguous"),
+            )
+            .to_f64_exact()
         })
         .collect();
     let mut order: Vec<usize> = (0..x.nrows()).collect();

@@ -3,7 +3,7 @@
 //! memory), renamed into place only when complete.
 
 use crate::harness::{
-    load_points, print_json, progress_bar, secs, CliError, CliResult, ExecArgs, OutputArgs,
+    load_points, print_json, progress_bar, secs, CliError, CliResult, Dtype, ExecArgs, OutputArgs,
 };
 use clustr::data::npy::NpyWriter;
 use clustr::{Backend, Metric, MetricKind, Scalar};
@@ -24,8 +24,8 @@ pub struct Args {
     #[arg(long)]
     out: PathBuf,
     /// Element type of the computation and the output: f32 or f64.
-    #[arg(long, default_value = "f32")]
-    dtype: String,
+    #[arg(long, value_enum, default_value = "f32")]
+    dtype: Dtype,
     #[command(flatten)]
     exec: ExecArgs,
     #[command(flatten)]
@@ -43,12 +43,9 @@ pub fn run(a: Args) -> CliResult {
             a.out.display()
         )));
     }
-    match a.dtype.as_str() {
-        "f32" | "float32" => compute::<f32>(&a, metric),
-        "f64" | "float64" => compute::<f64>(&a, metric),
-        other => Err(CliError::usage(format!(
-            "invalid parameter dtype = {other}: expected f32 or f64"
-        ))),
+    match a.dtype {
+        Dtype::F32 => compute::<f32>(&a, metric),
+        Dtype::F64 => compute::<f64>(&a, metric),
     }
 }
 

@@ -234,3 +234,14 @@ impl Report<'_> {
         Ok(())
     }
 }
+
+/// The element type a subcommand computes in (`--dtype`).
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dtype {
+    /// 32-bit floats.
+    #[value(alias = "float32")]
+    F32,
+    /// 64-bit floats.
+    #[value(alias = "float64")]
+    F64,
+}

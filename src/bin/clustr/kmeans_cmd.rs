@@ -1,7 +1,7 @@
 //! `clustr kmeans INPUT --k K [--init k-means++|random|FILE] [--n-init N] [--tol T] ...`.
 
 use crate::harness::{
-    iteration_bar, load_points, secs, AlgoArgs, CliError, CliResult, ExecArgs, OutputArgs, Report,
+    iteration_bar, load_points, secs, AlgoArgs, CliError, CliResult, Dtype, ExecArgs, OutputArgs, Report,
 };
 use clustr::data::read_matrix;
 use clustr::kmeans::{Algorithm, KMeans, KMeansInit};
@@ -30,8 +30,8 @@ pub struct Args {
     #[arg(long, default_value_t = 1e-4)]
     tol: f64,
     /// Element type of the computation: f32 or f64.
-    #[arg(long, default_value = "f64")]
-    dtype: String,
+    #[arg(long, value_enum, default_value = "f64")]
+    dtype: Dtype,
     #[command(flatten)]
     exec: ExecArgs,
     #[command(flatten)]
@@ -65,12 +65,9 @@ pub fn run(a: Args) -> CliResult {
     if let Some(m) = a.algo.max_iter {
         params = params.max_iter(m);
     }
-    match a.dtype.as_str() {
-        "f32" | "float32" => fit::<f32>(params, &a),
-        "f64" | "float64" => fit::<f64>(params, &a),
-        other => Err(CliError::usage(format!(
-            "invalid parameter dtype = {other}: expected f32 or f64"
-        ))),
+    match a.dtype {
+        Dtype::F32 => fit::<f32>(params, &a),
+        Dtype::F64 => fit::<f64>(params, &a),
     }
 }
 

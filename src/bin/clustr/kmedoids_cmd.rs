@@ -5,7 +5,7 @@
 //! CLARANS families compute distances on the fly in O(n·k) memory.
 
 use crate::harness::{
-    iteration_bar, load_points, secs, AlgoArgs, CliError, CliResult, ExecArgs, OutputArgs, Report,
+    iteration_bar, load_points, secs, AlgoArgs, CliError, CliResult, Dtype, ExecArgs, OutputArgs, Report,
 };
 use clustr::data::read_matrix;
 use clustr::dissim::memory_budget;
@@ -35,8 +35,8 @@ pub struct Args {
     #[arg(long, default_value = "euclidean")]
     metric: String,
     /// Element type of the distance matrix: f32 or f64.
-    #[arg(long, default_value = "f32")]
-    dtype: String,
+    #[arg(long, value_enum, default_value = "f32")]
+    dtype: Dtype,
     /// fastpam2: tolerance of the additional swaps, in [0, 1].
     #[arg(long, default_value_t = 1.0)]
     fasttol: f64,
@@ -156,12 +156,9 @@ pub fn run(method: &str, a: Args) -> CliResult {
             Algo::Swap(p)
         }
     };
-    match a.dtype.as_str() {
-        "f32" | "float32" => fit::<f32>(method, algo, &a),
-        "f64" | "float64" => fit::<f64>(method, algo, &a),
-        other => Err(CliError::usage(format!(
-            "invalid parameter dtype = {other}: expected f32 or f64"
-        ))),
+    match a.dtype {
+        Dtype::F32 => fit::<f32>(method, algo, &a),
+        Dtype::F64 => fit::<f64>(method, algo, &a),
     }
 }
 
