@@ -22,6 +22,7 @@ pub mod kmeans;
 pub mod kmedoids;
 pub mod linalg;
 pub mod metric;
+pub mod mixture;
 pub mod scalar;
 
 pub use backend::{Backend, BackendChoice, CpuBackend, Nearest, NearestTwo};

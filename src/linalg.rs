@@ -4,10 +4,13 @@
 //! Fortran. faer and faer-ext are pinned together in Cargo.toml; nothing outside this module
 //! names faer, so a change of engine touches one file.
 
+use faer::dyn_stack::{MemBuffer, MemStack};
+use faer::linalg::cholesky::llt::factor::{cholesky_in_place, cholesky_in_place_scratch, LltRegularization};
 use faer::linalg::matmul::matmul;
+use faer::linalg::triangular_inverse::invert_lower_triangular;
 use faer::{Accum, Par};
 use faer_ext::IntoFaer;
-use ndarray::{ArrayView2, ArrayViewMut2};
+use ndarray::{Array2, ArrayView2, ArrayViewMut2};
 
 /// Element types faer computes with (f32 and f64).
 pub trait LinalgScalar: faer::traits::RealField + Copy {}
@@ -29,6 +32,51 @@ pub fn gemm_abt<F: LinalgScalar>(a: ArrayView2<F>, b: ArrayView2<F>, out: ArrayV
     );
 }
 
+/// `out ← out + aᵀ · a` (a Gram matrix, for scatter and covariance sums), single-threaded.
+pub fn gram_add(a: ArrayView2<f64>, mut out: ArrayViewMut2<f64>) {
+    debug_assert_eq!(out.dim(), (a.ncols(), a.ncols()));
+    matmul(
+        out.view_mut().into_faer(),
+        Accum::Add,
+        a.t().into_faer(),
+        a.into_faer(),
+        1.0,
+        Par::Seq,
+    );
+}
+
+/// The lower Cholesky factor `L` (`L·Lᵀ = a`) of a symmetric matrix, read from its lower
+/// triangle; `None` when `a` is not positive definite. Single-threaded, so deterministic.
+pub fn cholesky_lower(a: ArrayView2<f64>) -> Option<Array2<f64>> {
+    let d = a.nrows();
+    debug_assert_eq!(d, a.ncols());
+    let mut l = a.as_standard_layout().into_owned();
+    let params = Default::default();
+    let mut buf = MemBuffer::new(cholesky_in_place_scratch::<f64>(d, Par::Seq, params));
+    cholesky_in_place(
+        l.view_mut().into_faer(),
+        LltRegularization::default(),
+        Par::Seq,
+        MemStack::new(&mut buf),
+        params,
+    )
+    .ok()?;
+    for i in 0..d {
+        for j in i + 1..d {
+            l[[i, j]] = 0.0;
+        }
+    }
+    Some(l)
+}
+
+/// The inverse of a lower-triangular matrix (also lower triangular).
+pub fn invert_lower(l: ArrayView2<f64>) -> Array2<f64> {
+    let mut inv = Array2::<f64>::zeros(l.dim());
+    invert_lower_triangular(inv.view_mut().into_faer(), l.into_faer(), Par::Seq);
+    // faer writes only the lower triangle; the upper stays zero.
+    inv
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -42,5 +90,26 @@ mod tests {
         gemm_abt(a.view(), b.view(), out.view_mut(), 2.0);
         let expected = 2.0 * a.dot(&b.t());
         assert_eq!(out, expected);
+    }
+
+    #[test]
+    fn cholesky_and_triangular_inverse() {
+        let a = array![[4.0, 2.0, 0.4], [2.0, 5.0, 1.0], [0.4, 1.0, 3.0]];
+        let l = cholesky_lower(a.view()).unwrap();
+        assert!(l[[0, 1]] == 0.0 && l[[0, 2]] == 0.0 && l[[1, 2]] == 0.0);
+        let back = l.dot(&l.t());
+        assert!((&back - &a).iter().all(|v| v.abs() < 1e-12));
+        let inv = invert_lower(l.view());
+        let eye = inv.dot(&l);
+        assert!((&eye - &Array2::<f64>::eye(3)).iter().all(|v| v.abs() < 1e-12));
+        assert!(cholesky_lower(array![[1.0, 2.0], [2.0, 1.0]].view()).is_none());
+    }
+
+    #[test]
+    fn gram_add_accumulates() {
+        let a = array![[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]];
+        let mut out = Array2::<f64>::eye(2);
+        gram_add(a.view(), out.view_mut());
+        assert_eq!(out, a.t().dot(&a) + Array2::<f64>::eye(2));
     }
 }

@@ -110,8 +110,8 @@ fn invariants_and_errors() {
 }
 
 #[test]
-fn hamerly_and_elkan_equal_lloyd() {
-    for (n, k, d, seed) in [(2000, 5, 2, 1), (3000, 40, 8, 2), (1500, 100, 3, 3)] {
+fn hamerly_elkan_and_auto_equal_lloyd() {
+    for (n, k, d, seed) in [(2000, 5, 2, 1), (3000, 40, 8, 2), (1500, 100, 3, 3), (1000, 150, 40, 4), (1000, 200, 3, 5)] {
         let x = clustr::datasets::Blobs::new(n, k / 2 + 1)
             .n_features(d)
             .cluster_std(2.0)
@@ -120,13 +120,17 @@ fn hamerly_and_elkan_equal_lloyd() {
             .unwrap()
             .data;
         let lloyd = KMeans::new(k).seed(seed).fit(&x.view()).unwrap();
-        let hamerly = KMeans::new(k)
-            .seed(seed)
-            .algorithm(Algorithm::Hamerly)
-            .fit(&x.view())
-            .unwrap();
-        assert_eq!(lloyd.labels, hamerly.labels, "n={n} k={k}");
-        assert_eq!(lloyd.n_iter, hamerly.n_iter, "n={n} k={k}");
-        assert_eq!(lloyd.centers, hamerly.centers, "n={n} k={k}");
+        assert_eq!(lloyd.algorithm, Algorithm::Lloyd);
+        for alg in [Algorithm::Hamerly, Algorithm::Elkan, Algorithm::Auto] {
+            let other = KMeans::new(k).seed(seed).algorithm(alg).fit(&x.view()).unwrap();
+            let what = format!("{alg:?} n={n} k={k} d={d}");
+            assert_eq!(lloyd.labels, other.labels, "{what}");
+            assert_eq!(lloyd.n_iter, other.n_iter, "{what}");
+            assert_eq!(lloyd.centers, other.centers, "{what}");
+            assert_eq!(other.algorithm, alg.resolve(n, k, d), "{what}");
+        }
     }
+    assert_eq!(Algorithm::Auto.resolve(1000, 150, 40), Algorithm::Elkan);
+    assert_eq!(Algorithm::Auto.resolve(1000, 200, 3), Algorithm::Lloyd);
+    assert_eq!(Algorithm::Auto.resolve(1000, 100, 3), Algorithm::Hamerly);
 }

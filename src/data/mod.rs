@@ -202,7 +202,9 @@ pub fn write_matrix(path: impl AsRef<Path>, data: ndarray::ArrayView2<f64>, name
                     .map_err(to_err)?;
             }
             for row in data.rows() {
-                w.write_record(row.iter().map(|v| v.to_string()))
+                // `{:?}` is the shortest round-tripping form, in exponent notation for tiny
+                // and huge values (1e-35, not 35 zeros), and `inf`/`NaN` as NumPy reads them.
+                w.write_record(row.iter().map(|v| format!("{v:?}")))
                     .map_err(to_err)?;
             }
             w.flush().map_err(|e| Error::io(path, e))

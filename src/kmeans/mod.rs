@@ -13,7 +13,7 @@
 //! Hamerly (2010) and Elkan (2003) keep distance bounds that skip most of Lloyd's distance
 //! computations and give Lloyd's result (labels, centres, iterations), up to exact distance ties.
 //!
-//! Not yet here (issue #4): an `auto` choice, mini-batch k-means, Gaussian mixtures and PPP.
+//! `Algorithm::Auto` picks one of the three from n, k and d (see [`Algorithm::resolve`]).
 
 use crate::backend::{Backend, CpuBackend};
 use crate::data::validate::{check_k, check_points};
@@ -50,6 +50,34 @@ pub enum Algorithm {
     /// Elkan (2003): an upper bound and k lower bounds per point (n·k memory) and the
     /// centre-to-centre distances; the same labels as Lloyd (up to exact ties).
     Elkan,
+    /// Chosen from n, k and d by [`Algorithm::resolve`].
+    Auto,
+}
+
+impl Algorithm {
+    /// The assignment step `Auto` runs, from single-thread timings of all three on blobs
+    /// (paper-repro/results/kmeans_vs_sklearn.md): Hamerly up to k = 128 (2–3× faster than
+    /// Lloyd from d = 2 to 512); above, Elkan when d ≥ 32 and its n·k bounds take at most
+    /// 1 GiB (its k lower bounds stay tight where Hamerly's one does not), else Lloyd, whose
+    /// GEMM amortises best over many centres. Other choices are returned unchanged.
+    pub fn resolve(self, n: usize, k: usize, d: usize) -> Algorithm {
+        match self {
+            Algorithm::Auto if k <= 128 => Algorithm::Hamerly,
+            Algorithm::Auto if d >= 32 && n.saturating_mul(k) <= 1 << 27 => Algorithm::Elkan,
+            Algorithm::Auto => Algorithm::Lloyd,
+            other => other,
+        }
+    }
+
+    /// The name used on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Algorithm::Lloyd => "lloyd",
+            Algorithm::Hamerly => "hamerly",
+            Algorithm::Elkan => "elkan",
+            Algorithm::Auto => "auto",
+        }
+    }
 }
 
 /// Parameters of k-means (the estimator).
@@ -160,6 +188,8 @@ pub struct KMeansModel<F> {
     pub n_iter: usize,
     /// Whether the kept run met the stopping rule before `max_iter`.
     pub converged: bool,
+    /// The assignment step that ran (what `Auto` resolved to).
+    pub algorithm: Algorithm,
 }
 
 impl<F: Scalar> Clustering for KMeansModel<F> {
@@ -226,7 +256,7 @@ impl<F: Scalar> Fit<ArrayView2<'_, F>> for KMeans {
             let run = lloyd(
                 x,
                 centers,
-                self.algorithm,
+                self.algorithm.resolve(x.nrows(), self.k, x.ncols()),
                 self.max_iter,
                 tol,
                 self.progress.as_ref(),
@@ -312,7 +342,7 @@ fn lloyd<F: Scalar>(
     while n_iter < max_iter {
         n_iter += 1;
         let (labels, inertia) = match algorithm {
-            Algorithm::Lloyd => {
+            Algorithm::Lloyd | Algorithm::Auto => {
                 let (l, i) = assign(&centers)?;
                 (l, Some(i))
             }
@@ -374,6 +404,7 @@ fn lloyd<F: Scalar>(
         inertia,
         n_iter,
         converged,
+        algorithm,
     })
 }
 
@@ -660,12 +691,17 @@ fn relocate_empty_clusters<F: Scalar>(
 /// Greedy k-means++: the first centre uniformly, then at each step 2 + ⌊ln k⌋ candidates drawn
 /// with probability ∝ D² and the one giving the lowest potential kept.
 pub fn kmeans_plus_plus<F: Scalar>(x: ArrayView2<F>, k: usize, rng: &mut StdRng) -> Result<Array2<F>> {
+    Ok(x.select(Axis(0), &kmeans_plus_plus_indices(x, k, rng)?))
+}
+
+/// The rows greedy k-means++ picks as centres, in order (scikit-learn's `kmeans_plusplus`
+/// returns them as `indices`).
+pub fn kmeans_plus_plus_indices<F: Scalar>(x: ArrayView2<F>, k: usize, rng: &mut StdRng) -> Result<Vec<usize>> {
     let n = x.nrows();
     let trials = 2 + (k as f64).ln().floor() as usize;
     let backend = CpuBackend::default();
-    let mut centers = Array2::<F>::zeros((k, x.ncols()));
     let first = rng.random_range(0..n);
-    centers.row_mut(0).assign(&x.row(first));
+    let mut chosen = vec![first];
     let mut closest = Array2::<F>::zeros((1, n));
     backend.pairwise(
         x.slice(s![first..first + 1, ..]),
@@ -675,7 +711,7 @@ pub fn kmeans_plus_plus<F: Scalar>(x: ArrayView2<F>, k: usize, rng: &mut StdRng)
     )?;
     let mut closest: Vec<f64> = closest.iter().map(|v| v.to_f64_exact()).collect();
     let mut potential: f64 = closest.iter().sum();
-    for c in 1..k {
+    for _ in 1..k {
         let mut cumsum = Vec::with_capacity(n);
         let mut acc = 0.0;
         for &v in &closest {
@@ -708,7 +744,7 @@ pub fn kmeans_plus_plus<F: Scalar>(x: ArrayView2<F>, k: usize, rng: &mut StdRng)
             .iter_mut()
             .zip(dist.row(best))
             .for_each(|(a, b)| *a = a.min(b.to_f64_exact()));
-        centers.row_mut(c).assign(&x.row(candidates[best]));
+        chosen.push(candidates[best]);
     }
-    Ok(centers)
+    Ok(chosen)
 }

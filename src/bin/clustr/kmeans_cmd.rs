@@ -16,8 +16,8 @@ pub struct Args {
     input: PathBuf,
     #[command(flatten)]
     algo: AlgoArgs,
-    /// lloyd, hamerly or elkan (the last two keep bounds that skip distance computations, with
-    /// Lloyd's result).
+    /// lloyd, hamerly, elkan or auto (hamerly and elkan keep bounds that skip distance
+    /// computations, with Lloyd's result; auto picks one from n, k and d).
     #[arg(long, default_value = "lloyd")]
     algorithm: String,
     /// k-means++ (greedy, as scikit-learn), random, or a .npy/.csv file of k initial centres.
@@ -43,9 +43,10 @@ pub fn run(a: Args) -> CliResult {
         "lloyd" => Algorithm::Lloyd,
         "hamerly" => Algorithm::Hamerly,
         "elkan" => Algorithm::Elkan,
+        "auto" => Algorithm::Auto,
         other => {
             return Err(CliError::usage(format!(
-                "invalid parameter algorithm = {other}: expected lloyd, hamerly or elkan"
+                "invalid parameter algorithm = {other}: expected lloyd, hamerly, elkan or auto"
             )))
         }
     };
@@ -92,6 +93,7 @@ fn fit<F: Scalar>(params: KMeans, a: &Args) -> CliResult {
         .collect();
     extra.insert("centers".into(), json!(centers));
     extra.insert("inertia".into(), json!(model.inertia));
+    extra.insert("kmeans_algorithm".into(), json!(model.algorithm.name()));
     Report {
         algorithm: "kmeans",
         n: model.labels.len(),

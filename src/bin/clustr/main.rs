@@ -9,6 +9,7 @@ mod eval_cmd;
 mod harness;
 mod kmeans_cmd;
 mod kmedoids_cmd;
+mod mixture_cmd;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -32,6 +33,8 @@ enum Command {
     Datasets(datasets_cmd::Args),
     /// k-means (Lloyd, scikit-learn's semantics, greedy k-means++).
     Kmeans(kmeans_cmd::Args),
+    /// Gaussian mixture fitted by EM (scikit-learn's GaussianMixture semantics).
+    Gmm(mixture_cmd::GmmArgs),
     /// k-medoids: PAM (BUILD + the original SWAP).
     Pam(kmedoids_cmd::Args),
     /// k-medoids: FastPAM1 (PAM's result, O(k) faster SWAP).
@@ -78,6 +81,7 @@ fn main() -> ExitCode {
         Command::Eval(a) => eval_cmd::run(a),
         Command::Datasets(a) => datasets_cmd::run(a),
         Command::Kmeans(a) => kmeans_cmd::run(a),
+        Command::Gmm(a) => mixture_cmd::run_gmm(a),
         Command::Pam(a) => kmedoids_cmd::run("pam", a),
         Command::Fastpam1(a) => kmedoids_cmd::run("fastpam1", a),
         Command::Fastpam2(a) => kmedoids_cmd::run("fastpam2", a),

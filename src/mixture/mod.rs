@@ -1,0 +1,6 @@
+//! Gaussian mixtures ([`gmm`]) and PPP ([`ppp`]), which validates k-means partitions with a
+//! Gaussian mixture to choose k.
+
+pub mod gmm;
+
+pub use gmm::{CovarianceType, Covariances, GaussianMixture, GaussianMixtureModel, GmmInit, Mixture};
