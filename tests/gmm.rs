@@ -31,7 +31,10 @@ fn cov_flat(c: &Covariances) -> Vec<f64> {
 fn assert_close(ours: &[f64], theirs: &[f64], tol: f64, what: &str) {
     assert_eq!(ours.len(), theirs.len(), "{what}: length");
     for (i, (a, b)) in ours.iter().zip(theirs).enumerate() {
-        assert!((a - b).abs() <= tol * (1.0 + b.abs()), "{what}[{i}]: clustr {a} vs sklearn {b}");
+        assert!(
+            (a - b).abs() <= tol * (1.0 + b.abs()),
+            "{what}[{i}]: clustr {a} vs sklearn {b}"
+        );
     }
 }
 
@@ -62,41 +65,106 @@ fn em_matches_sklearn_from_the_same_responsibilities() {
             .init(GmmInit::Responsibilities(resp))
             .fit(&x.view())
             .unwrap();
-        assert_eq!(m.n_iter as u64, case["n_iter"].as_u64().unwrap(), "{what}: n_iter");
-        assert_eq!(m.converged, case["converged"].as_bool().unwrap(), "{what}: converged");
+        assert_eq!(
+            m.n_iter as u64,
+            case["n_iter"].as_u64().unwrap(),
+            "{what}: n_iter"
+        );
+        assert_eq!(
+            m.converged,
+            case["converged"].as_bool().unwrap(),
+            "{what}: converged"
+        );
         let mix = &m.mixture;
-        assert_close(mix.weights.as_slice().unwrap(), &flat(&case["weights"]), 1e-6, &format!("{what}: weights"));
-        assert_close(mix.means.as_slice().unwrap(), &flat(&case["means"]), 1e-6, &format!("{what}: means"));
-        assert_close(&cov_flat(&mix.covariances), &flat(&case["covariances"]), 1e-6, &format!("{what}: covariances"));
+        assert_close(
+            mix.weights.as_slice().unwrap(),
+            &flat(&case["weights"]),
+            1e-6,
+            &format!("{what}: weights"),
+        );
+        assert_close(
+            mix.means.as_slice().unwrap(),
+            &flat(&case["means"]),
+            1e-6,
+            &format!("{what}: means"),
+        );
+        assert_close(
+            &cov_flat(&mix.covariances),
+            &flat(&case["covariances"]),
+            1e-6,
+            &format!("{what}: covariances"),
+        );
         assert_close(
             &cov_flat(&mix.precisions_cholesky),
             &flat(&case["precisions_cholesky"]),
             1e-6,
             &format!("{what}: precisions_cholesky"),
         );
-        assert_close(&[m.lower_bound], &[case["lower_bound"].as_f64().unwrap()], 1e-8, &format!("{what}: lower bound"));
+        assert_close(
+            &[m.lower_bound],
+            &[case["lower_bound"].as_f64().unwrap()],
+            1e-8,
+            &format!("{what}: lower bound"),
+        );
         let score = m.score(x.view()).unwrap();
-        assert_close(&[score], &[case["score"].as_f64().unwrap()], 1e-8, &format!("{what}: score"));
-        assert_close(&[m.bic(x.view()).unwrap()], &[case["bic"].as_f64().unwrap()], 1e-8, &format!("{what}: bic"));
-        assert_close(&[m.aic(x.view()).unwrap()], &[case["aic"].as_f64().unwrap()], 1e-8, &format!("{what}: aic"));
+        assert_close(
+            &[score],
+            &[case["score"].as_f64().unwrap()],
+            1e-8,
+            &format!("{what}: score"),
+        );
+        assert_close(
+            &[m.bic(x.view()).unwrap()],
+            &[case["bic"].as_f64().unwrap()],
+            1e-8,
+            &format!("{what}: bic"),
+        );
+        assert_close(
+            &[m.aic(x.view()).unwrap()],
+            &[case["aic"].as_f64().unwrap()],
+            1e-8,
+            &format!("{what}: aic"),
+        );
         let labels: Vec<i64> = serde_json::from_value(case["labels"].clone()).unwrap();
         assert_eq!(m.labels, labels, "{what}: labels");
         let head = x.slice(ndarray::s![..20, ..]);
         let proba = m.predict_proba(head).unwrap();
-        assert_close(proba.as_slice().unwrap(), &flat(&case["proba_head"]), 1e-6, &format!("{what}: proba"));
+        assert_close(
+            proba.as_slice().unwrap(),
+            &flat(&case["proba_head"]),
+            1e-6,
+            &format!("{what}: proba"),
+        );
         let ss = m.score_samples(head).unwrap();
-        assert_close(ss.as_slice().unwrap(), &flat(&case["score_samples_head"]), 1e-8, &format!("{what}: score_samples"));
+        assert_close(
+            ss.as_slice().unwrap(),
+            &flat(&case["score_samples_head"]),
+            1e-8,
+            &format!("{what}: score_samples"),
+        );
     }
 }
 
 fn blobs() -> Array2<f64> {
-    clustr::datasets::Blobs::new(400, 3).n_features(2).cluster_std(0.6).seed(11).generate().unwrap().data
+    clustr::datasets::Blobs::new(400, 3)
+        .n_features(2)
+        .cluster_std(0.6)
+        .seed(11)
+        .generate()
+        .unwrap()
+        .data
 }
 
 #[test]
 fn every_initialisation_fits_and_recovers_blobs() {
     let x = blobs();
-    let truth = clustr::datasets::Blobs::new(400, 3).n_features(2).cluster_std(0.6).seed(11).generate().unwrap().target;
+    let truth = clustr::datasets::Blobs::new(400, 3)
+        .n_features(2)
+        .cluster_std(0.6)
+        .seed(11)
+        .generate()
+        .unwrap()
+        .target;
     // Means half a unit off the true ones.
     let near_true_means = Array2::from_shape_fn((3, 2), |(c, j)| {
         let rows: Vec<usize> = (0..truth.len()).filter(|&i| truth[i] == c as i64).collect();
@@ -113,7 +181,14 @@ fn every_initialisation_fits_and_recovers_blobs() {
     for init in inits {
         let name = format!("{init:?}").chars().take(20).collect::<String>();
         // Random responsibilities start every mean at the data mean; EM leaves it slowly.
-        let m = GaussianMixture::new(3).init(init).n_init(3).tol(1e-6).max_iter(1000).seed(5).fit(&x.view()).unwrap();
+        let m = GaussianMixture::new(3)
+            .init(init)
+            .n_init(3)
+            .tol(1e-6)
+            .max_iter(1000)
+            .seed(5)
+            .fit(&x.view())
+            .unwrap();
         let ari = clustr::eval::adjusted_rand_index(&truth, &m.labels).unwrap();
         assert!(ari > 0.95, "{name}: ARI {ari}");
         assert!((m.mixture.weights.sum() - 1.0).abs() < 1e-12);
@@ -136,7 +211,12 @@ fn same_seed_same_model_for_any_thread_count() {
 #[test]
 fn warm_start_continues_from_the_model() {
     let x = blobs();
-    let first = GaussianMixture::new(3).max_iter(2).tol(0.0).seed(1).fit(&x.view()).unwrap();
+    let first = GaussianMixture::new(3)
+        .max_iter(2)
+        .tol(0.0)
+        .seed(1)
+        .fit(&x.view())
+        .unwrap();
     assert!(!first.converged() && first.n_iter == 2);
     let cont = GaussianMixture::new(3)
         .init(GmmInit::WarmStart(Box::new(first.clone())))
@@ -144,7 +224,12 @@ fn warm_start_continues_from_the_model() {
         .tol(0.0)
         .fit(&x.view())
         .unwrap();
-    let whole = GaussianMixture::new(3).max_iter(5).tol(0.0).seed(1).fit(&x.view()).unwrap();
+    let whole = GaussianMixture::new(3)
+        .max_iter(5)
+        .tol(0.0)
+        .seed(1)
+        .fit(&x.view())
+        .unwrap();
     assert_eq!(cont.lower_bounds[..], whole.lower_bounds[2..]);
     assert_eq!(cont.mixture, whole.mixture);
 }
@@ -160,7 +245,10 @@ fn sampling_follows_the_mixture() {
         let rows: Vec<usize> = (0..labels.len()).filter(|&i| labels[i] == c as i64).collect();
         let frac = rows.len() as f64 / 30_000.0;
         assert!((frac - m.mixture.weights[c]).abs() < 0.015, "weight of {c}");
-        let mean = s.select(ndarray::Axis(0), &rows).mean_axis(ndarray::Axis(0)).unwrap();
+        let mean = s
+            .select(ndarray::Axis(0), &rows)
+            .mean_axis(ndarray::Axis(0))
+            .unwrap();
         for j in 0..2 {
             assert!((mean[j] - m.mixture.means[[c, j]]).abs() < 0.06, "mean of {c}");
         }
@@ -173,9 +261,18 @@ fn sampling_follows_the_mixture() {
 fn bad_input_is_an_error() {
     let x = blobs();
     let err = |g: GaussianMixture| g.fit(&x.view()).unwrap_err();
-    assert!(matches!(err(GaussianMixture::new(0)), Error::InvalidParameter { .. }));
-    assert!(matches!(err(GaussianMixture::new(3).reg_covar(-1.0)), Error::InvalidParameter { .. }));
-    assert!(matches!(err(GaussianMixture::new(3).n_init(0)), Error::InvalidParameter { .. }));
+    assert!(matches!(
+        err(GaussianMixture::new(0)),
+        Error::InvalidParameter { .. }
+    ));
+    assert!(matches!(
+        err(GaussianMixture::new(3).reg_covar(-1.0)),
+        Error::InvalidParameter { .. }
+    ));
+    assert!(matches!(
+        err(GaussianMixture::new(3).n_init(0)),
+        Error::InvalidParameter { .. }
+    ));
     assert!(matches!(
         err(GaussianMixture::new(3).init(GmmInit::Means(Array2::zeros((2, 2))))),
         Error::ShapeMismatch { .. }
@@ -186,11 +283,20 @@ fn bad_input_is_an_error() {
     ));
     // Collapsed points without regularisation: a clear error, not NaN.
     let dup = Array2::<f64>::ones((10, 2));
-    let e = GaussianMixture::new(2).reg_covar(0.0).fit(&dup.view()).unwrap_err();
+    let e = GaussianMixture::new(2)
+        .reg_covar(0.0)
+        .fit(&dup.view())
+        .unwrap_err();
     assert!(e.to_string().contains("reg_covar"), "{e}");
     let mut nan = x.clone();
     nan[[3, 1]] = f64::NAN;
-    assert!(matches!(GaussianMixture::new(2).fit(&nan.view()).unwrap_err(), Error::NonFinite { row: 3, col: 1, .. }));
+    assert!(matches!(
+        GaussianMixture::new(2).fit(&nan.view()).unwrap_err(),
+        Error::NonFinite { row: 3, col: 1, .. }
+    ));
     let m = GaussianMixture::new(2).fit(&x.view()).unwrap();
-    assert!(matches!(m.predict(&Array2::<f64>::zeros((3, 5)).view()).unwrap_err(), Error::ShapeMismatch { .. }));
+    assert!(matches!(
+        m.predict(&Array2::<f64>::zeros((3, 5)).view()).unwrap_err(),
+        Error::ShapeMismatch { .. }
+    ));
 }

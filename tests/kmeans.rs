@@ -111,7 +111,13 @@ fn invariants_and_errors() {
 
 #[test]
 fn hamerly_elkan_and_auto_equal_lloyd() {
-    for (n, k, d, seed) in [(2000, 5, 2, 1), (3000, 40, 8, 2), (1500, 100, 3, 3), (1000, 150, 40, 4), (1000, 200, 3, 5)] {
+    for (n, k, d, seed) in [
+        (2000, 5, 2, 1),
+        (3000, 40, 8, 2),
+        (1500, 100, 3, 3),
+        (1000, 150, 40, 4),
+        (1000, 200, 3, 5),
+    ] {
         let x = clustr::datasets::Blobs::new(n, k / 2 + 1)
             .n_features(d)
             .cluster_std(2.0)

@@ -696,7 +696,11 @@ pub fn kmeans_plus_plus<F: Scalar>(x: ArrayView2<F>, k: usize, rng: &mut StdRng)
 
 /// The rows greedy k-means++ picks as centres, in order (scikit-learn's `kmeans_plusplus`
 /// returns them as `indices`).
-pub fn kmeans_plus_plus_indices<F: Scalar>(x: ArrayView2<F>, k: usize, rng: &mut StdRng) -> Result<Vec<usize>> {
+pub fn kmeans_plus_plus_indices<F: Scalar>(
+    x: ArrayView2<F>,
+    k: usize,
+    rng: &mut StdRng,
+) -> Result<Vec<usize>> {
     let n = x.nrows();
     let trials = 2 + (k as f64).ln().floor() as usize;
     let backend = CpuBackend::default();

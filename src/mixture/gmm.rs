@@ -27,6 +27,7 @@ use crate::error::{Error, Result};
 use crate::estimator::{Clustering, Fit, Predict, Progress, ProgressFn};
 use crate::kmeans::{kmeans_plus_plus_indices, KMeans};
 use crate::linalg::{cholesky_lower, gemm_abt, gram_add, invert_lower};
+use crate::scalar::Scalar;
 use ndarray::{s, Array1, Array2, Array3, ArrayView2, Axis, Zip};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -103,7 +104,11 @@ impl GmmInit {
         let mut resp = Array2::<f64>::zeros((labels.len(), k));
         for (i, &l) in labels.iter().enumerate() {
             if l < 0 || l as usize >= k {
-                return Err(Error::param("init labels", l, format!("label of point {i} must be in 0..{k}")));
+                return Err(Error::param(
+                    "init labels",
+                    l,
+                    format!("label of point {i} must be in 0..{k}"),
+                ));
             }
             resp[[i, l as usize]] = 1.0;
         }
@@ -194,7 +199,11 @@ impl GaussianMixture {
         check_points(x)?;
         check_k(self.k, x.nrows())?;
         if !(self.reg_covar >= 0.0 && self.reg_covar.is_finite()) {
-            return Err(Error::param("reg_covar", self.reg_covar, "must be finite and non-negative"));
+            return Err(Error::param(
+                "reg_covar",
+                self.reg_covar,
+                "must be finite and non-negative",
+            ));
         }
         if !(self.tol >= 0.0 && self.tol.is_finite()) {
             return Err(Error::param("tol", self.tol, "must be finite and non-negative"));
@@ -219,7 +228,11 @@ impl GaussianMixture {
                 shape("initial responsibilities", r.dim(), (n, self.k))?;
                 check_finite(r.view(), "initial responsibilities")?;
                 if let Some(v) = r.iter().find(|v| **v < 0.0) {
-                    return Err(Error::param("initial responsibilities", v, "must be non-negative"));
+                    return Err(Error::param(
+                        "initial responsibilities",
+                        v,
+                        "must be non-negative",
+                    ));
                 }
             }
             GmmInit::Means(m) => {
@@ -253,7 +266,10 @@ impl GaussianMixture {
             GmmInit::KMeans => {
                 let km = KMeans::new(k).n_init(1).seed(rng.random()).fit(&x)?;
                 let mut r = Array2::<f64>::zeros((n, k));
-                km.labels.iter().enumerate().for_each(|(i, &l)| r[[i, l as usize]] = 1.0);
+                km.labels
+                    .iter()
+                    .enumerate()
+                    .for_each(|(i, &l)| r[[i, l as usize]] = 1.0);
                 r
             }
             GmmInit::KMeansPlusPlus => one_hot_rows(&kmeans_plus_plus_indices(x, k, rng)?),
@@ -270,7 +286,12 @@ impl GaussianMixture {
             GmmInit::Means(m) => {
                 let mut r = Array2::<f64>::zeros((n, k));
                 for (i, p) in x.rows().into_iter().enumerate() {
-                    let sq = |c: usize| p.iter().zip(m.row(c)).map(|(a, b)| (a - b) * (a - b)).sum::<f64>();
+                    let sq = |c: usize| {
+                        p.iter()
+                            .zip(m.row(c))
+                            .map(|(a, b)| (a - b) * (a - b))
+                            .sum::<f64>()
+                    };
                     let best = (1..k).fold(0, |b, c| if sq(c) < sq(b) { c } else { b });
                     r[[i, best]] = 1.0;
                 }
@@ -349,16 +370,18 @@ impl Mixture {
                         let rb = resp.slice(s![rows, ..]);
                         let mut w = Array2::<f64>::zeros(xb.dim());
                         for c in 0..k {
-                            Zip::from(w.rows_mut())
-                                .and(xb.rows())
-                                .and(rb.column(c))
-                                .for_each(|mut wr, xr, &r| {
-                                    let sr = r.sqrt();
-                                    Zip::from(&mut wr)
-                                        .and(&xr)
-                                        .and(means.row(c))
-                                        .for_each(|w, &v, &m| *w = sr * (v - m));
-                                });
+                            let m = means.row(c);
+                            let m = m.as_slice().expect("standard layout");
+                            for ((mut wr, xr), &r) in
+                                w.rows_mut().into_iter().zip(xb.rows()).zip(rb.column(c))
+                            {
+                                let (wr, xr) = (
+                                    wr.as_slice_mut().expect("standard"),
+                                    xr.to_slice().expect("standard"),
+                                );
+                                let sr = r.sqrt();
+                                (0..d).for_each(|j| wr[j] = sr * (xr[j] - m[j]));
+                            }
                             gram_add(w.view(), acc.index_axis_mut(Axis(0), c));
                         }
                         acc
@@ -366,7 +389,7 @@ impl Mixture {
                     |a, b| a + b,
                 );
                 if covariance_type == CovarianceType::Full {
-                    let mut cov = scatter / &nk.view().insert_axis(Axis(1)).insert_axis(Axis(2));
+                    let mut cov = scatter / nk.view().insert_axis(Axis(1)).insert_axis(Axis(2));
                     for mut c in cov.outer_iter_mut() {
                         c.diag_mut().iter_mut().for_each(|v| *v += reg_covar);
                     }
@@ -382,21 +405,22 @@ impl Mixture {
                     n,
                     || Array2::<f64>::zeros((k, d)),
                     |mut acc, rows| {
+                        let acc_s = acc.as_slice_mut().expect("standard layout");
+                        let m = means.as_slice().expect("standard layout");
                         for i in rows {
                             let xr = x.row(i);
+                            let xr = xr.to_slice().expect("standard layout");
                             for c in 0..k {
                                 let r = resp[[i, c]];
-                                Zip::from(acc.row_mut(c))
-                                    .and(&xr)
-                                    .and(means.row(c))
-                                    .for_each(|a, &v, &m| *a += r * (v - m) * (v - m));
+                                let (a, mc) = (&mut acc_s[c * d..(c + 1) * d], &m[c * d..(c + 1) * d]);
+                                (0..d).for_each(|j| a[j] += r * (xr[j] - mc[j]) * (xr[j] - mc[j]));
                             }
                         }
                         acc
                     },
                     |a, b| a + b,
                 );
-                let diag = sq / &nk.view().insert_axis(Axis(1)) + reg_covar;
+                let diag = sq / nk.view().insert_axis(Axis(1)) + reg_covar;
                 if covariance_type == CovarianceType::Diag {
                     Covariances::Diag(diag)
                 } else {
@@ -416,21 +440,24 @@ impl Mixture {
 
     /// `log N(xᵢ | μₖ, Σₖ) + log wₖ` for every point and component (n × k).
     fn weighted_log_prob(&self, x: ArrayView2<f64>) -> Array2<f64> {
+        let x = crate::data::standard_layout(x);
+        let x = x.view();
         let (n, d) = x.dim();
         let k = self.k();
         let log_w = self.weights.mapv(f64::ln);
         let cst = -0.5 * d as f64 * (2.0 * PI).ln();
         // Per component: log det U and the whitening of the means (μₖ·Uₖ).
-        let (log_det, whitening): (Array1<f64>, Option<(Array2<f64>, Array2<f64>)>) = match &self.precisions_cholesky
-        {
+        let (log_det, whitening): (Array1<f64>, Option<Whitening>) = match &self.precisions_cholesky {
             Covariances::Full(u) => {
                 let log_det = u.outer_iter().map(|u| u.diag().mapv(f64::ln).sum()).collect();
                 // Rows (c·d + j) of `wt` are the columns of Uₖ, so X·wtᵀ = [X·U₁ … X·Uₖ].
                 let mut wt = Array2::<f64>::zeros((k * d, d));
                 let mut mu = Array2::<f64>::zeros((k, d));
                 for c in 0..k {
-                    wt.slice_mut(s![c * d..(c + 1) * d, ..]).assign(&u.index_axis(Axis(0), c).t());
-                    mu.row_mut(c).assign(&self.means.row(c).dot(&u.index_axis(Axis(0), c)));
+                    wt.slice_mut(s![c * d..(c + 1) * d, ..])
+                        .assign(&u.index_axis(Axis(0), c).t());
+                    mu.row_mut(c)
+                        .assign(&self.means.row(c).dot(&u.index_axis(Axis(0), c)));
                 }
                 (log_det, Some((wt, mu)))
             }
@@ -446,37 +473,40 @@ impl Mixture {
             .into_par_iter()
             .zip(x.axis_chunks_iter(Axis(0), BLOCK))
             .for_each(|(mut ob, xb)| {
+                let means = self.means.as_slice().expect("standard layout");
+                let mean = |c: usize| &means[c * d..(c + 1) * d];
+                let rows = ob.rows_mut().into_iter().zip(xb.rows());
                 match (&self.precisions_cholesky, &whitening) {
                     (Covariances::Full(_) | Covariances::Tied(_), Some((wt, mu))) => {
                         let mut y = Array2::<f64>::zeros((xb.nrows(), wt.nrows()));
                         gemm_abt(xb, wt.view(), y.view_mut(), 1.0);
-                        let per_component = wt.nrows() == k * d;
+                        let mu = mu.as_slice().expect("standard layout");
+                        let stride = if wt.nrows() == k * d { d } else { 0 };
                         for (mut o, yr) in ob.rows_mut().into_iter().zip(y.rows()) {
+                            let yr = yr.to_slice().expect("standard layout");
                             for c in 0..k {
-                                let yc = if per_component {
-                                    yr.slice(s![c * d..(c + 1) * d])
-                                } else {
-                                    yr.view()
-                                };
-                                o[c] = yc.iter().zip(mu.row(c)).map(|(a, b)| (a - b) * (a - b)).sum();
+                                o[c] = f64::sqeuclidean(
+                                    &yr[c * stride..c * stride + d],
+                                    &mu[c * d..(c + 1) * d],
+                                );
                             }
                         }
                     }
                     (Covariances::Diag(p), _) => {
-                        for (mut o, xr) in ob.rows_mut().into_iter().zip(xb.rows()) {
+                        let p = p.as_slice().expect("standard layout");
+                        for (mut o, xr) in rows {
+                            let xr = xr.to_slice().expect("standard layout");
                             for c in 0..k {
-                                o[c] = Zip::from(&xr)
-                                    .and(self.means.row(c))
-                                    .and(p.row(c))
-                                    .fold(0.0, |acc, &v, &m, &pr| acc + ((v - m) * pr).powi(2));
+                                let pc = &p[c * d..(c + 1) * d];
+                                o[c] = (0..d).map(|j| ((xr[j] - mean(c)[j]) * pc[j]).powi(2)).sum();
                             }
                         }
                     }
                     (Covariances::Spherical(p), _) => {
-                        for (mut o, xr) in ob.rows_mut().into_iter().zip(xb.rows()) {
+                        for (mut o, xr) in rows {
+                            let xr = xr.to_slice().expect("standard layout");
                             for c in 0..k {
-                                let sq: f64 = xr.iter().zip(self.means.row(c)).map(|(v, m)| (v - m) * (v - m)).sum();
-                                o[c] = sq * p[c] * p[c];
+                                o[c] = f64::sqeuclidean(xr, mean(c)) * p[c] * p[c];
                             }
                         }
                     }
@@ -492,15 +522,24 @@ impl Mixture {
         out
     }
 
-    /// The E-step: log-responsibilities (in place of the weighted log-probabilities) and the
-    /// log-likelihood of each point.
+    /// The E-step: responsibilities (n × k) and the log-likelihood of each point (the
+    /// log-sum-exp of its weighted log-probabilities, with one `exp` per entry).
     fn e_step(&self, x: ArrayView2<f64>) -> (Array2<f64>, Array1<f64>) {
         let mut lp = self.weighted_log_prob(x);
         let mut norm = Array1::<f64>::zeros(x.nrows());
-        Zip::from(lp.rows_mut()).and(&mut norm).par_for_each(|mut row, nm| {
-            *nm = log_sum_exp(row.as_slice().expect("standard layout"));
-            row -= *nm;
-        });
+        Zip::from(lp.rows_mut())
+            .and(&mut norm)
+            .par_for_each(|mut row, nm| {
+                let row = row.as_slice_mut().expect("standard layout");
+                let m = row.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                let mut sum = 0.0;
+                for v in row.iter_mut() {
+                    *v = (*v - m).exp();
+                    sum += *v;
+                }
+                row.iter_mut().for_each(|v| *v /= sum);
+                *nm = m + sum.ln();
+            });
         (lp, norm)
     }
 
@@ -516,6 +555,10 @@ impl Mixture {
         cov + k * d + k - 1
     }
 }
+
+/// For full and tied covariances: the columns of every `Uₖ` stacked as rows (so that
+/// `X·wtᵀ = [X·U₁ … X·Uₖ]`), and the whitened means `μₖ·Uₖ` (k × d).
+type Whitening = (Array2<f64>, Array2<f64>);
 
 /// Cholesky factors of the precisions, `U = L⁻ᵀ` (scikit-learn's `_compute_precision_cholesky`).
 fn precision_cholesky(cov: &Covariances) -> Result<Covariances> {
@@ -553,15 +596,6 @@ fn precision_cholesky(cov: &Covariances) -> Result<Covariances> {
             Covariances::Spherical(c.mapv(|v| 1.0 / v.sqrt()))
         }
     })
-}
-
-/// `log Σ exp(vᵢ)`, stable for large and −∞ values.
-fn log_sum_exp(v: &[f64]) -> f64 {
-    let m = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    if !m.is_finite() {
-        return m;
-    }
-    m + v.iter().map(|&a| (a - m).exp()).sum::<f64>().ln()
 }
 
 /// Folds fixed row blocks in parallel and combines the partial results in block order.
@@ -624,7 +658,7 @@ impl GaussianMixtureModel {
     /// Posterior probability of each component for each point (n × k).
     pub fn predict_proba(&self, x: ArrayView2<f64>) -> Result<Array2<f64>> {
         self.check(x)?;
-        Ok(self.mixture.e_step(x).0.mapv(f64::exp))
+        Ok(self.mixture.e_step(x).0)
     }
 
     /// Log-likelihood of each point.
@@ -673,7 +707,9 @@ impl GaussianMixtureModel {
         }
         let factor = |c: usize| -> Result<Array2<f64>> {
             Ok(match &mix.covariances {
-                Covariances::Full(cov) => cholesky_lower(cov.index_axis(Axis(0), c)).expect("fitted covariance"),
+                Covariances::Full(cov) => {
+                    cholesky_lower(cov.index_axis(Axis(0), c)).expect("fitted covariance")
+                }
                 Covariances::Tied(cov) => cholesky_lower(cov.view()).expect("fitted covariance"),
                 Covariances::Diag(cov) => Array2::from_diag(&cov.row(c).mapv(f64::sqrt)),
                 Covariances::Spherical(cov) => Array2::eye(d) * cov[c].sqrt(),
@@ -731,8 +767,7 @@ impl Fit<ArrayView2<'_, f64>> for GaussianMixture {
             let mut converged = false;
             for _ in 0..self.max_iter {
                 let prev = lower_bound;
-                let (log_resp, log_norm) = mix.e_step(x);
-                let resp = log_resp.mapv(f64::exp);
+                let (resp, log_norm) = mix.e_step(x);
                 mix = Mixture::estimate(x, resp.view(), self.reg_covar, self.covariance_type)?;
                 let total = mix.weights.sum();
                 mix.weights /= total;
@@ -750,7 +785,10 @@ impl Fit<ArrayView2<'_, f64>> for GaussianMixture {
                     break;
                 }
             }
-            if best.as_ref().is_none_or(|b| lower_bound > b.1 || b.1 == f64::NEG_INFINITY) {
+            if best
+                .as_ref()
+                .is_none_or(|b| lower_bound > b.1 || b.1 == f64::NEG_INFINITY)
+            {
                 let n_iter = bounds.len();
                 best = Some((mix, lower_bound, bounds, n_iter, converged));
             }
@@ -781,13 +819,6 @@ impl Fit<ArrayView2<'_, f32>> for GaussianMixture {
 mod tests {
     use super::*;
     use ndarray::array;
-
-    #[test]
-    fn log_sum_exp_is_stable() {
-        assert!((log_sum_exp(&[1000.0, 1000.0]) - (1000.0 + 2f64.ln())).abs() < 1e-12);
-        assert_eq!(log_sum_exp(&[f64::NEG_INFINITY, f64::NEG_INFINITY]), f64::NEG_INFINITY);
-        assert!((log_sum_exp(&[-1e4, 0.0]) - 0.0).abs() < 1e-12);
-    }
 
     /// Every covariance type evaluates the same density as a direct formula.
     #[test]
@@ -824,7 +855,11 @@ mod tests {
     /// EM never decreases the log-likelihood, and fit labels equal predict.
     #[test]
     fn em_is_monotone_and_labels_match_predict() {
-        let data = crate::datasets::Blobs::new(300, 3).n_features(3).seed(4).generate().unwrap();
+        let data = crate::datasets::Blobs::new(300, 3)
+            .n_features(3)
+            .seed(4)
+            .generate()
+            .unwrap();
         for ct in [
             CovarianceType::Full,
             CovarianceType::Tied,

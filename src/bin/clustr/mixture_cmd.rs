@@ -1,6 +1,8 @@
 //! `clustr gmm INPUT --k K [--covariance full|tied|diag|spherical] [--init ...] ...`.
 
-use crate::harness::{iteration_bar, load_points, secs, AlgoArgs, CliError, CliResult, ExecArgs, OutputArgs, Report};
+use crate::harness::{
+    iteration_bar, load_points, secs, AlgoArgs, CliError, CliResult, ExecArgs, OutputArgs, Report,
+};
 use clustr::data::{read_labels, write_matrix};
 use clustr::mixture::{CovarianceType, GaussianMixture, GmmInit};
 use clustr::Fit;
