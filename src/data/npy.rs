@@ -112,6 +112,29 @@ impl NpyFile {
         }
     }
 
+    /// Drops the pages holding rows `start..end` (C order) from this process's memory; they are
+    /// read from the file again if touched. Streaming readers call it after each chunk, so a
+    /// file larger than memory is read with a resident set of one chunk.
+    pub fn release_rows(&self, start: usize, end: usize) {
+        let (Some(map), Ok((_, d))) = (self.map.as_ref(), self.dim()) else {
+            return;
+        };
+        if self.header.fortran_order || start >= end {
+            return;
+        }
+        let row_bytes = d * self.header.dtype.size();
+        let page = page_size();
+        // Whole pages inside the byte range only, so neighbouring rows stay mapped.
+        let lo = (self.header.data_offset + start * row_bytes).next_multiple_of(page);
+        let hi = (self.header.data_offset + end * row_bytes) / page * page;
+        if hi > lo {
+            // SAFETY: the map is read-only and file-backed: MADV_DONTNEED only drops the
+            // pages from this process, and any later read faults them in from the file
+            // unchanged; no reference observes different bytes.
+            let _ = unsafe { map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, lo, hi - lo) };
+        }
+    }
+
     fn bytes(&self) -> &[u8] {
         let data = &self.map.as_ref().expect("mapped")[self.header.data_offset..];
         let elems: usize = self.header.shape.iter().product();
@@ -324,6 +347,12 @@ fn dict_value<'a>(text: &'a str, key: &str) -> Option<&'a str> {
 }
 
 /// The bytes of an .npy version-1 header (padded to 64 bytes) for a C-order array.
+/// Alignment of released ranges: 64 KiB, a multiple of every common page size (4, 16 and
+/// 64 KiB), so no system call is needed to ask.
+fn page_size() -> usize {
+    64 * 1024
+}
+
 pub(crate) fn header_bytes(descr: &str, shape: &[usize]) -> Vec<u8> {
     let shape_text = match shape {
         [n] => format!("({n},)"),

@@ -15,6 +15,10 @@
 //!
 //! `Algorithm::Auto` picks one of the three from n, k and d (see [`Algorithm::resolve`]).
 
+pub mod minibatch;
+
+pub use minibatch::{MiniBatchKMeans, MiniBatchKMeansModel, RowSource};
+
 use crate::backend::{Backend, CpuBackend};
 use crate::data::validate::{check_k, check_points};
 use crate::error::{Error, Result};

@@ -1,10 +1,12 @@
-//! `clustr kmeans INPUT --k K [--init k-means++|random|FILE] [--n-init N] [--tol T] ...`.
+//! `clustr kmeans INPUT --k K [--init k-means++|random|FILE] [--n-init N] [--tol T] ...` and
+//! `clustr minibatch-kmeans INPUT --k K [--batch-size B] ...` (a .npy input is streamed).
 
 use crate::harness::{
     iteration_bar, load_points, secs, AlgoArgs, CliError, CliResult, Dtype, ExecArgs, OutputArgs, Report,
 };
-use clustr::data::read_matrix;
-use clustr::kmeans::{Algorithm, KMeans, KMeansInit};
+use clustr::data::npy::NpyFile;
+use clustr::data::{read_matrix, FileKind};
+use clustr::kmeans::{Algorithm, KMeans, KMeansInit, MiniBatchKMeans};
 use clustr::{Fit, Scalar};
 use serde_json::json;
 use std::path::PathBuf;
@@ -50,11 +52,7 @@ pub fn run(a: Args) -> CliResult {
             )))
         }
     };
-    let init = match a.init.as_str() {
-        "k-means++" | "kmeans++" | "kmeanspp" => KMeansInit::KMeansPlusPlus,
-        "random" => KMeansInit::Random,
-        file => KMeansInit::Given(read_matrix::<f64>(file)?),
-    };
+    let init = kmeans_init(&a.init)?;
     let mut params = KMeans::new(a.algo.k)
         .init(init)
         .tol(a.tol)
@@ -72,6 +70,23 @@ pub fn run(a: Args) -> CliResult {
     }
 }
 
+fn kmeans_init(name: &str) -> CliResult<KMeansInit> {
+    Ok(match name {
+        "k-means++" | "kmeans++" | "kmeanspp" => KMeansInit::KMeansPlusPlus,
+        "random" => KMeansInit::Random,
+        file => KMeansInit::Given(read_matrix::<f64>(file)?),
+    })
+}
+
+fn centers_json<F: Scalar>(centers: &ndarray::Array2<F>) -> serde_json::Value {
+    let rows: Vec<Vec<f64>> = centers
+        .rows()
+        .into_iter()
+        .map(|r| r.iter().map(|v| v.to_f64_exact()).collect())
+        .collect();
+    json!(rows)
+}
+
 fn fit<F: Scalar>(params: KMeans, a: &Args) -> CliResult {
     let started = Instant::now();
     let ((model, d, read_s, fit_s), threads) = a.exec.run(|_backend| {
@@ -85,13 +100,7 @@ fn fit<F: Scalar>(params: KMeans, a: &Args) -> CliResult {
         Ok((model, x.ncols(), read_s, secs(t1)))
     })?;
     let mut extra = serde_json::Map::new();
-    let centers: Vec<Vec<f64>> = model
-        .centers
-        .rows()
-        .into_iter()
-        .map(|r| r.iter().map(|v| v.to_f64_exact()).collect())
-        .collect();
-    extra.insert("centers".into(), json!(centers));
+    extra.insert("centers".into(), centers_json(&model.centers));
     extra.insert("inertia".into(), json!(model.inertia));
     extra.insert("kmeans_algorithm".into(), json!(model.algorithm.name()));
     Report {
@@ -104,6 +113,113 @@ fn fit<F: Scalar>(params: KMeans, a: &Args) -> CliResult {
         threads,
         seed: a.algo.seed,
         seconds: vec![("read", read_s), ("fit", fit_s)],
+        extra,
+    }
+    .emit(&a.algo, &a.output, started)
+}
+
+#[derive(clap::Args)]
+pub struct MiniBatchArgs {
+    /// Points, rows = samples: a .npy file is streamed in chunks (it may be larger than
+    /// memory); a .csv file is read whole.
+    input: PathBuf,
+    #[command(flatten)]
+    algo: AlgoArgs,
+    /// Points per step.
+    #[arg(long, default_value_t = 1024)]
+    batch_size: usize,
+    /// k-means++ (on a sample), random, or a .npy/.csv file of k initial centres.
+    #[arg(long, default_value = "k-means++")]
+    init: String,
+    /// Initialisations tried on samples, the best kept (default: 1, or 3 with random).
+    #[arg(long)]
+    n_init: Option<usize>,
+    /// Rows sampled for the initialisation (default 3 × batch size).
+    #[arg(long)]
+    init_size: Option<usize>,
+    /// Relative tolerance on the centres' movement per step (0 = off).
+    #[arg(long, default_value_t = 0.0)]
+    tol: f64,
+    /// Stop after this many steps without improvement of the smoothed inertia (0 = never).
+    #[arg(long, default_value_t = 10)]
+    max_no_improvement: usize,
+    /// Centres with fewer than this fraction of the largest count are re-seeded.
+    #[arg(long, default_value_t = 0.01)]
+    reassignment_ratio: f64,
+    /// Rows per chunk (default: 64 MiB of rows).
+    #[arg(long)]
+    chunk_size: Option<usize>,
+    /// Element type of the computation: f32 or f64.
+    #[arg(long, value_enum, default_value = "f64")]
+    dtype: Dtype,
+    #[command(flatten)]
+    exec: ExecArgs,
+    #[command(flatten)]
+    output: OutputArgs,
+}
+
+pub fn run_minibatch(a: MiniBatchArgs) -> CliResult {
+    let mut params = MiniBatchKMeans::new(a.algo.k)
+        .init(kmeans_init(&a.init)?)
+        .batch_size(a.batch_size)
+        .tol(a.tol)
+        .max_no_improvement((a.max_no_improvement > 0).then_some(a.max_no_improvement))
+        .reassignment_ratio(a.reassignment_ratio)
+        .seed(a.algo.seed);
+    if let Some(n) = a.n_init {
+        params = params.n_init(n);
+    }
+    if let Some(s) = a.init_size {
+        params = params.init_size(s);
+    }
+    if let Some(c) = a.chunk_size {
+        params = params.chunk_size(c);
+    }
+    if let Some(m) = a.algo.max_iter {
+        params = params.max_iter(m);
+    }
+    match a.dtype {
+        Dtype::F32 => fit_minibatch::<f32>(params, &a),
+        Dtype::F64 => fit_minibatch::<f64>(params, &a),
+    }
+}
+
+fn fit_minibatch<F: Scalar>(params: MiniBatchKMeans, a: &MiniBatchArgs) -> CliResult {
+    let started = Instant::now();
+    let ((model, d), threads) = a.exec.run(|_backend| {
+        let (bar, progress) = iteration_bar(params.max_iter, "minibatch-kmeans", &a.output);
+        let params = params.clone().progress(progress);
+        let (model, d) = match FileKind::of(&a.input)? {
+            FileKind::Npy => {
+                let file = NpyFile::open(&a.input)?;
+                let d = file.dim()?.1;
+                let m = params
+                    .fit_npy::<F>(&file)
+                    .map_err(|e| CliError::from(e).prefixed(&a.input))?;
+                (m, d)
+            }
+            FileKind::Csv => {
+                let x = load_points::<F>(&a.input)?;
+                (params.fit(&x.view())?, x.ncols())
+            }
+        };
+        bar.finish_and_clear();
+        Ok((model, d))
+    })?;
+    let mut extra = serde_json::Map::new();
+    extra.insert("centers".into(), centers_json(&model.centers));
+    extra.insert("inertia".into(), json!(model.inertia));
+    extra.insert("n_steps".into(), json!(model.n_steps));
+    Report {
+        algorithm: "minibatch-kmeans",
+        n: model.labels.len(),
+        d: Some(d),
+        k: Some(a.algo.k),
+        model: &model,
+        backend: "cpu",
+        threads,
+        seed: a.algo.seed,
+        seconds: vec![("fit", secs(started))],
         extra,
     }
     .emit(&a.algo, &a.output, started)

@@ -33,6 +33,8 @@ enum Command {
     Datasets(datasets_cmd::Args),
     /// k-means (Lloyd, scikit-learn's semantics, greedy k-means++).
     Kmeans(kmeans_cmd::Args),
+    /// Mini-batch k-means (scikit-learn's update rules); streams a .npy larger than memory.
+    MinibatchKmeans(kmeans_cmd::MiniBatchArgs),
     /// Gaussian mixture fitted by EM (scikit-learn's GaussianMixture semantics).
     Gmm(mixture_cmd::GmmArgs),
     /// k-medoids: PAM (BUILD + the original SWAP).
@@ -81,6 +83,7 @@ fn main() -> ExitCode {
         Command::Eval(a) => eval_cmd::run(a),
         Command::Datasets(a) => datasets_cmd::run(a),
         Command::Kmeans(a) => kmeans_cmd::run(a),
+        Command::MinibatchKmeans(a) => kmeans_cmd::run_minibatch(a),
         Command::Gmm(a) => mixture_cmd::run_gmm(a),
         Command::Pam(a) => kmedoids_cmd::run("pam", a),
         Command::Fastpam1(a) => kmedoids_cmd::run("fastpam1", a),

@@ -1,0 +1,678 @@
+//! Mini-batch k-means (Sculley 2010) with scikit-learn's update rules
+//! (`sklearn.cluster.MiniBatchKMeans`, 1.x), over data in memory or streamed from a .npy file
+//! larger than memory.
+//!
+//! As scikit-learn: the initial centres come from greedy k-means++ (or random points, or given
+//! centres) on a random sample of `init_size` rows (default 3 × batch_size, at least 3k), the
+//! best of `n_init` candidates by inertia on a second random sample; each step assigns a batch
+//! to its nearest centres and moves every centre to the running mean of all the points it has
+//! been given (per-centre learning rate 1 / count); centres whose count falls below
+//! `reassignment_ratio` × the largest are re-seeded from random batch points, every
+//! 10·k processed points or whenever a centre has none; the run stops on the centres' squared
+//! movement ≤ tol × mean feature variance (when tol > 0) or when the smoothed batch inertia
+//! has not improved for `max_no_improvement` steps; a final pass gives every point's label and
+//! the inertia (sum of squared distances).
+//!
+//! Deliberate difference, for streaming: scikit-learn draws every batch uniformly with
+//! replacement from the whole array. Here an epoch visits the data in chunks of
+//! `chunk_size` rows in a random order, and each chunk's rows in a random order, in batches of
+//! `batch_size`: every point is seen once per epoch and only one chunk is in memory. The same
+//! seed gives the same result for data in memory and for the same data in a file, and for any
+//! thread count.
+
+use crate::backend::{Backend, CpuBackend};
+use crate::data::npy::NpyFile;
+use crate::data::validate::check_finite;
+use crate::error::{Error, Result};
+use crate::estimator::{Clustering, Fit, Predict, Progress, ProgressFn};
+use crate::kmeans::{kmeans_plus_plus, KMeansInit};
+use crate::metric::MetricKind;
+use crate::scalar::Scalar;
+use ndarray::{s, Array2, ArrayView2, Axis, CowArray, Ix2};
+use rand::rngs::StdRng;
+use rand::seq::SliceRandom;
+use rand::SeedableRng;
+
+/// Rows that mini-batch k-means reads in chunks: a matrix in memory or a .npy file.
+pub trait RowSource<F: Scalar>: Sync {
+    /// Number of rows.
+    fn nrows(&self) -> usize;
+    /// Number of columns.
+    fn ncols(&self) -> usize;
+    /// Rows `start..end`, a view where possible.
+    fn chunk(&self, start: usize, end: usize) -> Result<CowArray<'_, F, Ix2>>;
+    /// Says rows `start..end` are no longer needed (a file drops them from memory).
+    fn release(&self, _start: usize, _end: usize) {}
+}
+
+impl<F: Scalar> RowSource<F> for ArrayView2<'_, F> {
+    fn nrows(&self) -> usize {
+        ArrayView2::nrows(self)
+    }
+    fn ncols(&self) -> usize {
+        ArrayView2::ncols(self)
+    }
+    fn chunk(&self, start: usize, end: usize) -> Result<CowArray<'_, F, Ix2>> {
+        Ok(crate::data::standard_layout(self.slice(s![start..end, ..])))
+    }
+}
+
+impl<F: Scalar> RowSource<F> for NpyFile {
+    fn nrows(&self) -> usize {
+        self.dim().map_or(0, |d| d.0)
+    }
+    fn ncols(&self) -> usize {
+        self.dim().map_or(0, |d| d.1)
+    }
+    fn chunk(&self, start: usize, end: usize) -> Result<CowArray<'_, F, Ix2>> {
+        Ok(match self.view::<F>() {
+            Some(v) => CowArray::from(v.slice_move(s![start..end, ..])),
+            None => CowArray::from(self.rows::<F>(start, end)?),
+        })
+    }
+    fn release(&self, start: usize, end: usize) {
+        self.release_rows(start, end)
+    }
+}
+
+/// Parameters of mini-batch k-means (the estimator).
+#[derive(Clone, Debug)]
+pub struct MiniBatchKMeans {
+    /// Number of clusters.
+    pub k: usize,
+    /// Initialisation (k-means++ on a sample, random sample points, or given centres).
+    pub init: KMeansInit,
+    /// Points per step (default 1024).
+    pub batch_size: usize,
+    /// Maximum epochs (passes over the data; default 100).
+    pub max_iter: usize,
+    /// Relative tolerance on the centres' squared movement per step (default 0: off).
+    pub tol: f64,
+    /// Stop after this many steps without improvement of the smoothed inertia (default 10;
+    /// `None`: off).
+    pub max_no_improvement: Option<usize>,
+    /// Rows sampled for the initialisation (default 3 × batch_size, at least 3k).
+    pub init_size: Option<usize>,
+    /// Initialisations tried, the best kept by inertia on a sample (default 1, or 3 for random).
+    pub n_init: Option<usize>,
+    /// Centres with fewer than this fraction of the largest count are re-seeded (default 0.01).
+    pub reassignment_ratio: f64,
+    /// Rows per chunk of the epoch order (default: 64 MiB of rows, a multiple of batch_size).
+    pub chunk_size: Option<usize>,
+    /// Seed.
+    pub seed: u64,
+    /// Progress callback (after each epoch, with the smoothed batch inertia per point).
+    pub progress: Option<ProgressFn>,
+}
+
+impl MiniBatchKMeans {
+    /// Mini-batch k-means with scikit-learn's defaults.
+    pub fn new(k: usize) -> Self {
+        MiniBatchKMeans {
+            k,
+            init: KMeansInit::KMeansPlusPlus,
+            batch_size: 1024,
+            max_iter: 100,
+            tol: 0.0,
+            max_no_improvement: Some(10),
+            init_size: None,
+            n_init: None,
+            reassignment_ratio: 0.01,
+            chunk_size: None,
+            seed: 0,
+            progress: None,
+        }
+    }
+    /// Initialisation.
+    pub fn init(mut self, init: KMeansInit) -> Self {
+        self.init = init;
+        self
+    }
+    /// Points per step.
+    pub fn batch_size(mut self, b: usize) -> Self {
+        self.batch_size = b;
+        self
+    }
+    /// Maximum epochs.
+    pub fn max_iter(mut self, m: usize) -> Self {
+        self.max_iter = m;
+        self
+    }
+    /// Relative tolerance on the centres' movement.
+    pub fn tol(mut self, t: f64) -> Self {
+        self.tol = t;
+        self
+    }
+    /// Steps without improvement before stopping (`None`: never).
+    pub fn max_no_improvement(mut self, m: Option<usize>) -> Self {
+        self.max_no_improvement = m;
+        self
+    }
+    /// Rows sampled for the initialisation.
+    pub fn init_size(mut self, s: usize) -> Self {
+        self.init_size = Some(s);
+        self
+    }
+    /// Initialisations tried.
+    pub fn n_init(mut self, n: usize) -> Self {
+        self.n_init = Some(n);
+        self
+    }
+    /// Re-seeding threshold.
+    pub fn reassignment_ratio(mut self, r: f64) -> Self {
+        self.reassignment_ratio = r;
+        self
+    }
+    /// Rows per chunk.
+    pub fn chunk_size(mut self, c: usize) -> Self {
+        self.chunk_size = Some(c);
+        self
+    }
+    /// Seed.
+    pub fn seed(mut self, s: u64) -> Self {
+        self.seed = s;
+        self
+    }
+    /// Progress callback.
+    pub fn progress(mut self, p: ProgressFn) -> Self {
+        self.progress = Some(p);
+        self
+    }
+
+    fn validate(&self, n: usize, d: usize) -> Result<()> {
+        if n == 0 || d == 0 {
+            return Err(Error::EmptyInput {
+                what: format!("data has {n} rows and {d} columns"),
+            });
+        }
+        crate::data::validate::check_k(self.k, n)?;
+        if self.batch_size == 0 {
+            return Err(Error::param("batch_size", 0, "at least one point per step"));
+        }
+        if self.n_init == Some(0) {
+            return Err(Error::param("n_init", 0, "at least one initialisation"));
+        }
+        if !(self.tol >= 0.0 && self.tol.is_finite()) {
+            return Err(Error::param("tol", self.tol, "must be finite and non-negative"));
+        }
+        if !(0.0..=1.0).contains(&self.reassignment_ratio) {
+            return Err(Error::param(
+                "reassignment_ratio",
+                self.reassignment_ratio,
+                "must be in [0, 1]",
+            ));
+        }
+        if self.chunk_size == Some(0) {
+            return Err(Error::param("chunk_size", 0, "at least one row"));
+        }
+        if let Some(s) = self.init_size {
+            if s < self.k {
+                return Err(Error::param(
+                    "init_size",
+                    s,
+                    format!("must be at least k = {}", self.k),
+                ));
+            }
+        }
+        if let KMeansInit::Given(c) = &self.init {
+            if c.dim() != (self.k, d) {
+                return Err(Error::ShapeMismatch {
+                    what: "initial centres".into(),
+                    expected: format!("{} x {d}", self.k),
+                    got: format!("{} x {}", c.nrows(), c.ncols()),
+                });
+            }
+            check_finite(c.view(), "initial centres")?;
+        }
+        Ok(())
+    }
+
+    fn chunk_rows<F: Scalar>(&self, d: usize) -> usize {
+        let b = self.batch_size;
+        let rows = self
+            .chunk_size
+            .unwrap_or_else(|| (64 << 20) / (d * std::mem::size_of::<F>()).max(1));
+        (rows / b * b).max(b)
+    }
+
+    /// Initial centres from a sample of rows (`x` holds the sample).
+    fn init_centers<F: Scalar>(&self, sample: ArrayView2<F>, rng: &mut StdRng) -> Result<Array2<F>> {
+        Ok(match &self.init {
+            KMeansInit::Given(c) => c.mapv(F::from_f64_lossy),
+            KMeansInit::KMeansPlusPlus => kmeans_plus_plus(sample, self.k, rng)?,
+            KMeansInit::Random => {
+                let idx = rand::seq::index::sample(rng, sample.nrows(), self.k).into_vec();
+                sample.select(Axis(0), &idx)
+            }
+        })
+    }
+
+    /// Fits on any row source (streamed chunk by chunk).
+    pub fn fit_source<F: Scalar, S: RowSource<F>>(&self, src: &S) -> Result<MiniBatchKMeansModel<F>> {
+        let (n, d) = (src.nrows(), src.ncols());
+        self.validate(n, d)?;
+        let chunk = self.chunk_rows::<F>(d);
+        let tol = self.tol * scan(src, chunk)?;
+        let mut rng = StdRng::seed_from_u64(self.seed);
+        let batch = self.batch_size.min(n);
+        let init_size = self
+            .init_size
+            .unwrap_or(if 3 * batch < self.k { 3 * self.k } else { 3 * batch })
+            .min(n);
+        let validation = read_sample(src, &mut rng, init_size)?;
+        let n_init = match (&self.init, self.n_init) {
+            (_, Some(r)) => r,
+            (KMeansInit::Random, None) => 3,
+            _ => 1,
+        };
+        let backend = CpuBackend::default();
+        let mut best: Option<(Array2<F>, f64)> = None;
+        for _ in 0..n_init {
+            let sample = read_sample(src, &mut rng, init_size)?;
+            let centers = self.init_centers(sample.view(), &mut rng)?;
+            let inertia = batch_inertia(&backend, validation.view(), centers.view())?.1;
+            if best.as_ref().is_none_or(|b| inertia < b.1) {
+                best = Some((centers, inertia));
+            }
+        }
+        src.release(0, n);
+        let centers = best.expect("n_init >= 1").0;
+        let mut state = Stepper::new(centers, self.reassignment_ratio, rng);
+        let mut conv = Convergence::new(self.max_no_improvement, tol, batch, n);
+        let mut converged = false;
+        let n_chunks = n.div_ceil(chunk);
+        'epochs: for epoch in 0..self.max_iter {
+            let mut order: Vec<usize> = (0..n_chunks).collect();
+            order.shuffle(&mut state.rng);
+            for c in order {
+                let (lo, hi) = (c * chunk, ((c + 1) * chunk).min(n));
+                let rows = src.chunk(lo, hi)?;
+                let mut perm: Vec<usize> = (0..hi - lo).collect();
+                perm.shuffle(&mut state.rng);
+                for idx in perm.chunks(batch) {
+                    let b = rows.select(Axis(0), idx);
+                    let random_reassign = state.random_reassign(batch);
+                    let (inertia, shift) = state.step(&backend, b.view(), random_reassign)?;
+                    if conv.done(inertia, shift) {
+                        converged = true;
+                        src.release(lo, hi);
+                        break 'epochs;
+                    }
+                }
+                src.release(lo, hi);
+            }
+            if let Some(p) = &self.progress {
+                p.report(&Progress {
+                    iteration: epoch + 1,
+                    max_iter: Some(self.max_iter),
+                    objective: conv.ewa,
+                });
+            }
+        }
+        // The final assignment of every point.
+        let mut labels = Vec::with_capacity(n);
+        let mut inertia = 0.0;
+        for lo in (0..n).step_by(chunk) {
+            let hi = (lo + chunk).min(n);
+            let rows = src.chunk(lo, hi)?;
+            let (l, i) = batch_inertia(&backend, rows.view(), state.centers.view())?;
+            labels.extend(l);
+            inertia += i;
+            src.release(lo, hi);
+        }
+        let n_steps = conv.steps;
+        Ok(MiniBatchKMeansModel {
+            centers: state.centers.clone(),
+            counts: state.counts.clone(),
+            labels,
+            inertia,
+            n_iter: (n_steps * batch).div_ceil(n),
+            n_steps,
+            converged,
+            state,
+        })
+    }
+
+    /// Streams a .npy file (C order, so that a chunk of rows is a contiguous range); the file's
+    /// pages are dropped from memory after each chunk.
+    pub fn fit_npy<F: Scalar>(&self, file: &NpyFile) -> Result<MiniBatchKMeansModel<F>> {
+        if file.header().fortran_order {
+            return Err(Error::Unsupported(
+                "streaming needs a C-order .npy (rows contiguous); convert it with numpy.ascontiguousarray"
+                    .into(),
+            ));
+        }
+        file.dim()?;
+        self.fit_source(file)
+    }
+
+    /// Starts incremental fitting on a first batch (scikit-learn's first `partial_fit` call):
+    /// initial centres from the batch (which needs at least k rows), then one step.
+    pub fn partial_fit<F: Scalar>(&self, batch: ArrayView2<F>) -> Result<MiniBatchKMeansModel<F>> {
+        self.validate(batch.nrows(), batch.ncols())?;
+        crate::data::validate::check_points(batch)?;
+        let mut rng = StdRng::seed_from_u64(self.seed);
+        let batch = crate::data::standard_layout(batch);
+        let init_size = self
+            .init_size
+            .unwrap_or(3 * self.batch_size)
+            .max(self.k)
+            .min(batch.nrows());
+        let idx = rand::seq::index::sample(&mut rng, batch.nrows(), init_size).into_vec();
+        let centers = self.init_centers(batch.select(Axis(0), &idx).view(), &mut rng)?;
+        let mut model = MiniBatchKMeansModel {
+            counts: vec![0.0; self.k],
+            centers: centers.clone(),
+            labels: Vec::new(),
+            inertia: 0.0,
+            n_iter: 0,
+            n_steps: 0,
+            converged: false,
+            state: Stepper::new(centers, self.reassignment_ratio, rng),
+        };
+        model.partial_fit(batch.view())?;
+        Ok(model)
+    }
+}
+
+/// One pass over the source: every value finite (errors name the row in the whole data), and
+/// the mean over features of the population variance (scikit-learn's `_tolerance` scale),
+/// with chunk results merged by Chan et al.'s formula in chunk order.
+fn scan<F: Scalar, S: RowSource<F>>(src: &S, chunk: usize) -> Result<f64> {
+    let (n, d) = (src.nrows(), src.ncols());
+    let (mut count, mut mean, mut m2) = (0.0f64, vec![0.0f64; d], vec![0.0f64; d]);
+    for lo in (0..n).step_by(chunk) {
+        let hi = (lo + chunk).min(n);
+        let rows = src.chunk(lo, hi)?;
+        check_finite(rows.view(), "data").map_err(|e| match e {
+            Error::NonFinite {
+                what,
+                row,
+                col,
+                value,
+            } => Error::NonFinite {
+                what,
+                row: row + lo,
+                col,
+                value,
+            },
+            e => e,
+        })?;
+        let m = (hi - lo) as f64;
+        for j in 0..d {
+            let col = rows.column(j);
+            let cm = col.iter().map(|v| v.to_f64_exact()).sum::<f64>() / m;
+            let cm2: f64 = col.iter().map(|v| (v.to_f64_exact() - cm).powi(2)).sum();
+            let delta = cm - mean[j];
+            let total = count + m;
+            mean[j] += delta * m / total;
+            m2[j] += cm2 + delta * delta * count * m / total;
+        }
+        count += m;
+        src.release(lo, hi);
+    }
+    Ok(m2.iter().map(|v| v / count).sum::<f64>() / d as f64)
+}
+
+/// `size` distinct rows drawn at random, read in increasing row order.
+fn read_sample<F: Scalar, S: RowSource<F>>(src: &S, rng: &mut StdRng, size: usize) -> Result<Array2<F>> {
+    let mut idx = rand::seq::index::sample(rng, src.nrows(), size).into_vec();
+    idx.sort_unstable();
+    let mut out = Array2::<F>::zeros((size, src.ncols()));
+    for (r, &i) in idx.iter().enumerate() {
+        out.row_mut(r).assign(&src.chunk(i, i + 1)?.row(0));
+    }
+    Ok(out)
+}
+
+/// Nearest-centre labels of `x` and their inertia.
+fn batch_inertia<F: Scalar>(
+    backend: &CpuBackend,
+    x: ArrayView2<F>,
+    centers: ArrayView2<F>,
+) -> Result<(Vec<i64>, f64)> {
+    let near = backend.nearest(x, centers, &MetricKind::SqEuclidean)?;
+    let inertia = near.iter().map(|m| m.distance.to_f64_exact()).sum();
+    Ok((near.into_iter().map(|m| m.index as i64).collect(), inertia))
+}
+
+/// The state the steps carry: centres, counts, the re-seeding clock and the generator.
+#[derive(Clone, Debug, PartialEq)]
+struct Stepper<F> {
+    centers: Array2<F>,
+    counts: Vec<f64>,
+    reassignment_ratio: f64,
+    since_reassign: usize,
+    rng: StdRng,
+    labels: Vec<i64>,
+}
+
+impl<F: Scalar> Stepper<F> {
+    fn new(centers: Array2<F>, reassignment_ratio: f64, rng: StdRng) -> Self {
+        let k = centers.nrows();
+        Stepper {
+            centers,
+            counts: vec![0.0; k],
+            reassignment_ratio,
+            since_reassign: 0,
+            rng,
+            labels: Vec::new(),
+        }
+    }
+
+    /// scikit-learn's `_random_reassign`: every 10·k processed points, or while a centre has
+    /// no points.
+    fn random_reassign(&mut self, batch_size: usize) -> bool {
+        self.since_reassign += batch_size;
+        if self.counts.contains(&0.0) || self.since_reassign >= 10 * self.centers.nrows() {
+            self.since_reassign = 0;
+            return true;
+        }
+        false
+    }
+
+    /// One mini-batch step (scikit-learn's `_mini_batch_step`): returns the batch inertia
+    /// before the update and the centres' squared movement.
+    fn step(&mut self, backend: &CpuBackend, x: ArrayView2<F>, random_reassign: bool) -> Result<(f64, f64)> {
+        let (k, d) = self.centers.dim();
+        let (labels, inertia) = batch_inertia(backend, x, self.centers.view())?;
+        let mut sums = Array2::<f64>::zeros((k, d));
+        let mut added = vec![0.0f64; k];
+        for (row, &l) in x.rows().into_iter().zip(&labels) {
+            added[l as usize] += 1.0;
+            sums.row_mut(l as usize)
+                .iter_mut()
+                .zip(row)
+                .for_each(|(s, v)| *s += v.to_f64_exact());
+        }
+        let old = self.centers.clone();
+        for c in (0..k).filter(|&c| added[c] > 0.0) {
+            let total = self.counts[c] + added[c];
+            for j in 0..d {
+                let v = (old[[c, j]].to_f64_exact() * self.counts[c] + sums[[c, j]]) / total;
+                self.centers[[c, j]] = F::from_f64_lossy(v);
+            }
+            self.counts[c] = total;
+        }
+        if random_reassign && self.reassignment_ratio > 0.0 {
+            self.reassign(x);
+        }
+        self.labels = labels;
+        let shift = self
+            .centers
+            .iter()
+            .zip(&old)
+            .map(|(a, b)| (a.to_f64_exact() - b.to_f64_exact()).powi(2))
+            .sum();
+        Ok((inertia, shift))
+    }
+
+    /// Re-seeds the centres whose count is below `reassignment_ratio` × the largest (at most
+    /// half the batch, the lowest counts first) from distinct random batch points; their
+    /// counts become the smallest count of the others.
+    fn reassign(&mut self, x: ArrayView2<F>) {
+        let k = self.counts.len();
+        let max = self.counts.iter().copied().fold(0.0, f64::max);
+        let mut low: Vec<bool> = self
+            .counts
+            .iter()
+            .map(|&c| c < self.reassignment_ratio * max)
+            .collect();
+        let cap = x.nrows() / 2;
+        if low.iter().filter(|&&l| l).count() > cap {
+            let mut order: Vec<usize> = (0..k).collect();
+            order.sort_by(|&a, &b| self.counts[a].total_cmp(&self.counts[b]).then(a.cmp(&b)));
+            for &c in &order[cap..] {
+                low[c] = false;
+            }
+        }
+        let chosen: Vec<usize> = (0..k).filter(|&c| low[c]).collect();
+        if chosen.is_empty() {
+            return;
+        }
+        let rows = rand::seq::index::sample(&mut self.rng, x.nrows(), chosen.len()).into_vec();
+        for (&c, &r) in chosen.iter().zip(&rows) {
+            self.centers.row_mut(c).assign(&x.row(r));
+        }
+        let floor = (0..k)
+            .filter(|&c| !low[c])
+            .map(|c| self.counts[c])
+            .fold(f64::INFINITY, f64::min);
+        for &c in &chosen {
+            self.counts[c] = floor;
+        }
+    }
+}
+
+/// scikit-learn's `_mini_batch_convergence`: an exponentially weighted average of the mean
+/// batch inertia, stopping on no improvement or on small centre movement.
+#[derive(Clone, Debug)]
+struct Convergence {
+    max_no_improvement: Option<usize>,
+    tol: f64,
+    batch_size: usize,
+    n: usize,
+    steps: usize,
+    ewa: Option<f64>,
+    ewa_min: Option<f64>,
+    no_improvement: usize,
+}
+
+impl Convergence {
+    fn new(max_no_improvement: Option<usize>, tol: f64, batch_size: usize, n: usize) -> Self {
+        Convergence {
+            max_no_improvement,
+            tol,
+            batch_size,
+            n,
+            steps: 0,
+            ewa: None,
+            ewa_min: None,
+            no_improvement: 0,
+        }
+    }
+
+    fn done(&mut self, batch_inertia: f64, shift: f64) -> bool {
+        let mean = batch_inertia / self.batch_size as f64;
+        self.steps += 1;
+        if self.steps == 1 {
+            return false;
+        }
+        let alpha = (self.batch_size as f64 * 2.0 / (self.n as f64 + 1.0)).min(1.0);
+        let ewa = self.ewa.map_or(mean, |e| e * (1.0 - alpha) + mean * alpha);
+        self.ewa = Some(ewa);
+        if self.tol > 0.0 && shift <= self.tol {
+            return true;
+        }
+        if self.ewa_min.is_none_or(|m| ewa < m) {
+            self.no_improvement = 0;
+            self.ewa_min = Some(ewa);
+        } else {
+            self.no_improvement += 1;
+        }
+        self.max_no_improvement.is_some_and(|m| self.no_improvement >= m)
+    }
+}
+
+/// A fitted mini-batch k-means model; `partial_fit` continues it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MiniBatchKMeansModel<F> {
+    /// Centres, k × d.
+    pub centers: Array2<F>,
+    /// Points each centre has been given (scikit-learn's `_counts`).
+    pub counts: Vec<f64>,
+    /// Label of each point after `fit`; of the last batch after `partial_fit`.
+    pub labels: Vec<i64>,
+    /// Sum of squared distances of those points to their centres.
+    pub inertia: f64,
+    /// Epochs started (scikit-learn's `n_iter_`).
+    pub n_iter: usize,
+    /// Mini-batch steps run.
+    pub n_steps: usize,
+    /// Whether a stopping rule ended the run before `max_iter` epochs.
+    pub converged: bool,
+    state: Stepper<F>,
+}
+
+impl<F: Scalar> MiniBatchKMeansModel<F> {
+    /// One more step on `batch` (scikit-learn's later `partial_fit` calls): labels and inertia
+    /// become the batch's.
+    pub fn partial_fit(&mut self, batch: ArrayView2<F>) -> Result<()> {
+        crate::data::validate::check_points(batch)?;
+        crate::data::validate::check_same_len("number of features", self.centers.ncols(), batch.ncols())?;
+        let batch = crate::data::standard_layout(batch);
+        let random_reassign = self.state.random_reassign(batch.nrows());
+        let (inertia, _) = self
+            .state
+            .step(&CpuBackend::default(), batch.view(), random_reassign)?;
+        self.centers = self.state.centers.clone();
+        self.counts = self.state.counts.clone();
+        self.labels = std::mem::take(&mut self.state.labels);
+        self.inertia = inertia;
+        self.n_steps += 1;
+        Ok(())
+    }
+
+    /// Euclidean distance of each point to each centre (n × k).
+    pub fn transform(&self, x: ArrayView2<F>) -> Result<Array2<F>> {
+        crate::data::validate::check_points(x)?;
+        let mut out = Array2::<F>::zeros((x.nrows(), self.centers.nrows()));
+        CpuBackend::default().pairwise(x, self.centers.view(), &MetricKind::Euclidean, out.view_mut())?;
+        Ok(out)
+    }
+}
+
+impl<F: Scalar> Clustering for MiniBatchKMeansModel<F> {
+    fn labels(&self) -> &[i64] {
+        &self.labels
+    }
+    fn n_clusters(&self) -> usize {
+        self.centers.nrows()
+    }
+    fn loss(&self) -> Option<f64> {
+        Some(self.inertia)
+    }
+    fn n_iter(&self) -> usize {
+        self.n_iter
+    }
+    fn converged(&self) -> bool {
+        self.converged
+    }
+}
+
+impl<F: Scalar> Predict<ArrayView2<'_, F>> for MiniBatchKMeansModel<F> {
+    type Output = Vec<i64>;
+    /// The nearest centre of each point.
+    fn predict(&self, x: &ArrayView2<'_, F>) -> Result<Vec<i64>> {
+        crate::data::validate::check_points(*x)?;
+        crate::data::validate::check_same_len("number of features", self.centers.ncols(), x.ncols())?;
+        Ok(batch_inertia(&CpuBackend::default(), *x, self.centers.view())?.0)
+    }
+}
+
+impl<F: Scalar> Fit<ArrayView2<'_, F>> for MiniBatchKMeans {
+    type Model = MiniBatchKMeansModel<F>;
+    fn fit(&self, x: &ArrayView2<'_, F>) -> Result<MiniBatchKMeansModel<F>> {
+        self.fit_source(x)
+    }
+}
