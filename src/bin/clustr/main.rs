@@ -37,6 +37,8 @@ enum Command {
     MinibatchKmeans(kmeans_cmd::MiniBatchArgs),
     /// Gaussian mixture fitted by EM (scikit-learn's GaussianMixture semantics).
     Gmm(mixture_cmd::GmmArgs),
+    /// PPP: k-means partitions validated by a GMM, choosing k (our reading of Sultan 2020).
+    Ppp(mixture_cmd::PppArgs),
     /// k-medoids: PAM (BUILD + the original SWAP).
     Pam(kmedoids_cmd::Args),
     /// k-medoids: FastPAM1 (PAM's result, O(k) faster SWAP).
@@ -85,6 +87,7 @@ fn main() -> ExitCode {
         Command::Kmeans(a) => kmeans_cmd::run(a),
         Command::MinibatchKmeans(a) => kmeans_cmd::run_minibatch(a),
         Command::Gmm(a) => mixture_cmd::run_gmm(a),
+        Command::Ppp(a) => mixture_cmd::run_ppp(a),
         Command::Pam(a) => kmedoids_cmd::run("pam", a),
         Command::Fastpam1(a) => kmedoids_cmd::run("fastpam1", a),
         Command::Fastpam2(a) => kmedoids_cmd::run("fastpam2", a),

@@ -1,10 +1,11 @@
-//! `clustr gmm INPUT --k K [--covariance full|tied|diag|spherical] [--init ...] ...`.
+//! `clustr gmm INPUT --k K [--covariance full|tied|diag|spherical] [--init ...] ...` and
+//! `clustr ppp INPUT [--k-min 2] [--k-max 10] [--seeds 20] ...`.
 
 use crate::harness::{
     iteration_bar, load_points, secs, AlgoArgs, CliError, CliResult, ExecArgs, OutputArgs, Report,
 };
 use clustr::data::{read_labels, write_matrix};
-use clustr::mixture::{CovarianceType, GaussianMixture, GmmInit};
+use clustr::mixture::{CovarianceType, GaussianMixture, GmmInit, Ppp};
 use clustr::Fit;
 use serde_json::json;
 use std::path::PathBuf;
@@ -123,4 +124,120 @@ pub fn run_gmm(a: GmmArgs) -> CliResult {
         extra,
     }
     .emit(&a.algo, &a.output, started)
+}
+
+#[derive(clap::Args)]
+pub struct PppArgs {
+    /// Points, rows = samples (.npy or .csv).
+    input: PathBuf,
+    /// Smallest number of clusters tried.
+    #[arg(long, default_value_t = 2)]
+    k_min: usize,
+    /// Largest number of clusters tried.
+    #[arg(long, default_value_t = 10)]
+    k_max: usize,
+    /// k-means runs (seeds) per k.
+    #[arg(long, default_value_t = 20)]
+    seeds: usize,
+    /// Covariance type of the validating GMM: full, tied, diag or spherical.
+    #[arg(long, default_value = "full")]
+    covariance: String,
+    /// Scores within this of the best count as tied; ties go to the lowest BIC.
+    #[arg(long, default_value_t = 0.05)]
+    tie_tolerance: f64,
+    /// Posterior a point needs for its own cluster to be in the most separable set.
+    #[arg(long, default_value_t = 0.95)]
+    separable_threshold: f64,
+    /// Seed of the runs' seeds.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Write the consensus labels here (.npy int32 or .csv).
+    #[arg(long)]
+    labels_out: Option<PathBuf>,
+    /// Write 1 for the points of the most separable set, 0 for the others (.npy or .csv).
+    #[arg(long)]
+    separable_out: Option<PathBuf>,
+    #[command(flatten)]
+    exec: ExecArgs,
+    #[command(flatten)]
+    output: OutputArgs,
+}
+
+pub fn run_ppp(a: PppArgs) -> CliResult {
+    let started = Instant::now();
+    let params = Ppp::new(a.k_min, a.k_max)
+        .n_runs(a.seeds)
+        .covariance_type(covariance_type(&a.covariance)?)
+        .tie_tolerance(a.tie_tolerance)
+        .separable_threshold(a.separable_threshold)
+        .seed(a.seed);
+    let ((model, x, fit_s), threads) = a.exec.run(|_backend| {
+        let x = load_points::<f64>(&a.input)?;
+        let (bar, progress) = iteration_bar(a.k_max.saturating_sub(a.k_min) + 1, "ppp", &a.output);
+        let t = Instant::now();
+        let model = params.clone().progress(progress).fit(&x.view())?;
+        bar.finish_and_clear();
+        Ok((model, x, secs(t)))
+    })?;
+    if let Some(p) = &a.separable_out {
+        let flags: Vec<i64> = model.separable.iter().map(|&s| i64::from(s)).collect();
+        clustr::data::write_labels(p, &flags)?;
+    }
+    if !a.output.quiet {
+        eprintln!("    k  stability  agreement      score            BIC  distinct  modal");
+        for r in &model.table {
+            eprintln!(
+                "{} {:>3}  {:>9.4}  {:>9.4}  {:>9.4}  {:>13.2}  {:>8}  {:>5.2}",
+                if r.k == model.k { '*' } else { ' ' },
+                r.k,
+                r.stability,
+                r.agreement,
+                r.score,
+                r.bic,
+                r.distinct_partitions,
+                r.modal_fraction
+            );
+        }
+        let n_sep = model.separable.iter().filter(|&&s| s).count();
+        eprintln!(
+            "chosen k = {}; most separable set: {n_sep} of {} points",
+            model.k,
+            x.nrows()
+        );
+    }
+    let table: Vec<serde_json::Value> = model
+        .table
+        .iter()
+        .map(|r| {
+            json!({"k": r.k, "stability": r.stability, "agreement": r.agreement, "score": r.score,
+                   "bic": r.bic, "distinct_partitions": r.distinct_partitions,
+                   "modal_fraction": r.modal_fraction, "inertia": r.inertia})
+        })
+        .collect();
+    let mut extra = serde_json::Map::new();
+    extra.insert("chosen_k".into(), json!(model.k));
+    extra.insert("table".into(), json!(table));
+    extra.insert(
+        "n_separable".into(),
+        json!(model.separable.iter().filter(|&&s| s).count()),
+    );
+    let algo = AlgoArgs {
+        k: model.k,
+        seed: a.seed,
+        max_iter: None,
+        labels_out: a.labels_out.clone(),
+    };
+    Report {
+        algorithm: "ppp",
+        n: x.nrows(),
+        d: Some(x.ncols()),
+        k: Some(model.k),
+        model: &model,
+        backend: "cpu",
+        threads,
+        seed: a.seed,
+        seconds: vec![("fit", fit_s)],
+        extra,
+    }
+    .emit(&algo, &a.output, started)
 }
