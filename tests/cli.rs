@@ -1,6 +1,7 @@
 //! The command line: the bad-input table (exit code 2, one line naming the problem, no output
 //! file left behind) and the happy paths of each subcommand.
 
+use clustr::Fit;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -40,6 +41,19 @@ fn write(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
 }
 
 /// A valid .npy with its last `cut` bytes removed.
+/// A version-1 .npy header for a C-order `rows x cols` array of `descr`.
+fn clustr_npy_header(descr: &str, rows: usize, cols: usize) -> Vec<u8> {
+    let mut h = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': ({rows}, {cols}), }}");
+    while (10 + h.len() + 1) % 64 != 0 {
+        h.push(' ');
+    }
+    h.push('\n');
+    let mut b = b"\x93NUMPY\x01\x00".to_vec();
+    b.extend((h.len() as u16).to_le_bytes());
+    b.extend(h.as_bytes());
+    b
+}
+
 fn truncated_npy(dir: &Path, cut: usize) {
     let p = dir.join("full.npy");
     clustr::data::write_matrix(&p, ndarray::Array2::<f64>::ones((10, 3)).view(), &[]).unwrap();
@@ -171,6 +185,108 @@ fn bad_input_table() {
             },
             vec!["distances", "in.npy", "--out", "out.npy"],
             vec!["in.npy", "unsupported dtype |u1"],
+        ),
+        (
+            "gmm: NaN",
+            |d| drop(write(d, "in.csv", b"1,2\n3,NaN\n5,6\n")),
+            vec![
+                "gmm",
+                "in.csv",
+                "--k",
+                "2",
+                "--labels-out",
+                "l.csv",
+                "--proba-out",
+                "p.csv",
+            ],
+            vec!["in.csv", "NaN", "row 1, column 1"],
+        ),
+        (
+            "gmm: k > n",
+            |d| drop(write(d, "in.csv", b"1,2\n3,4\n")),
+            vec!["gmm", "in.csv", "--k", "3", "--labels-out", "l.csv"],
+            vec!["k = 3", "n = 2"],
+        ),
+        (
+            "gmm: unknown covariance",
+            |d| drop(write(d, "in.csv", b"1,2\n3,4\n")),
+            vec!["gmm", "in.csv", "--k", "1", "--covariance", "ful"],
+            vec!["covariance = ful"],
+        ),
+        (
+            "gmm: init labels of the wrong length",
+            |d| {
+                write(d, "in.csv", b"1,2\n3,4\n5,6\n");
+                write(d, "init.csv", b"0\n1\n");
+            },
+            vec![
+                "gmm",
+                "in.csv",
+                "--k",
+                "2",
+                "--init-labels",
+                "init.csv",
+                "--labels-out",
+                "l.csv",
+            ],
+            vec!["initial responsibilities", "3 x 2", "2 x 2"],
+        ),
+        (
+            "gmm: collapsed points without regularisation",
+            |d| drop(write(d, "in.csv", b"1,1\n1,1\n1,1\n1,1\n")),
+            vec![
+                "gmm",
+                "in.csv",
+                "--k",
+                "2",
+                "--reg-covar",
+                "0",
+                "--labels-out",
+                "l.csv",
+            ],
+            vec!["ill-defined covariance", "reg_covar"],
+        ),
+        (
+            "minibatch-kmeans: batch size 0",
+            |d| drop(write(d, "in.csv", b"1,2\n3,4\n")),
+            vec![
+                "minibatch-kmeans",
+                "in.csv",
+                "--k",
+                "1",
+                "--batch-size",
+                "0",
+                "--labels-out",
+                "l.csv",
+            ],
+            vec!["batch_size = 0"],
+        ),
+        (
+            "minibatch-kmeans: inf in a streamed .npy",
+            |d| {
+                let mut b = clustr_npy_header("<f8", 3, 2);
+                for v in [1.0f64, 2.0, 3.0, f64::INFINITY, 5.0, 6.0] {
+                    b.extend(v.to_le_bytes());
+                }
+                write(d, "in.npy", &b);
+            },
+            vec!["minibatch-kmeans", "in.npy", "--k", "2", "--labels-out", "l.csv"],
+            vec!["in.npy", "inf", "row 1, column 1"],
+        ),
+        (
+            "ppp: k-min > k-max",
+            |d| drop(write(d, "in.csv", b"1,2\n3,4\n5,6\n")),
+            vec![
+                "ppp",
+                "in.csv",
+                "--k-min",
+                "3",
+                "--k-max",
+                "2",
+                "--labels-out",
+                "l.csv",
+            ],
+            vec!["k_min <= k_max"],
         ),
     ];
     for (case, setup, args, words) in rows {
@@ -398,4 +514,116 @@ fn sampling_subcommands_report_the_full_data_loss() {
             "{method}: no n x n matrix"
         );
     }
+}
+
+#[test]
+fn mixture_and_minibatch_subcommands() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let ok = clustr(
+        d,
+        &[
+            "datasets",
+            "export",
+            "blobs",
+            "--n",
+            "600",
+            "--k",
+            "3",
+            "--std",
+            "0.5",
+            "--seed",
+            "1",
+            "--out",
+            "x.npy",
+            "--labels-out",
+            "t.csv",
+        ],
+    );
+    assert!(ok.status.success());
+    let g = run_json(
+        d,
+        &[
+            "gmm",
+            "x.npy",
+            "--k",
+            "3",
+            "--covariance",
+            "diag",
+            "--proba-out",
+            "p.csv",
+            "--labels-out",
+            "g.csv",
+            "--json",
+            "--quiet",
+        ],
+        "gmm",
+    );
+    for key in ["mean_log_likelihood", "bic", "aic", "weights", "means"] {
+        assert!(!g[key].is_null(), "gmm --json lacks {key}");
+    }
+    let w: Vec<f64> = serde_json::from_value(g["weights"].clone()).unwrap();
+    assert!((w.iter().sum::<f64>() - 1.0).abs() < 1e-12);
+    let proba = clustr::data::read_matrix::<f64>(d.join("p.csv")).unwrap();
+    assert_eq!(proba.dim(), (600, 3));
+    let truth = clustr::data::read_labels(d.join("t.csv")).unwrap();
+    let labels = clustr::data::read_labels(d.join("g.csv")).unwrap();
+    assert!(clustr::eval::adjusted_rand_index(&truth, &labels).unwrap() > 0.99);
+    // Starting from the true labels gives the same fit as the library.
+    let x = clustr::data::read_matrix::<f64>(d.join("x.npy")).unwrap();
+    let lib = clustr::mixture::GaussianMixture::new(3)
+        .init(clustr::mixture::GmmInit::from_labels(&truth, 3).unwrap())
+        .fit(&x.view())
+        .unwrap();
+    let g = run_json(
+        d,
+        &["gmm", "x.npy", "--k", "3", "--init-labels", "t.csv", "--json"],
+        "gmm --init-labels",
+    );
+    assert_eq!(g["mean_log_likelihood"].as_f64().unwrap(), lib.lower_bound);
+
+    let m = run_json(
+        d,
+        &[
+            "minibatch-kmeans",
+            "x.npy",
+            "--k",
+            "3",
+            "--batch-size",
+            "100",
+            "--labels-out",
+            "m.npy",
+            "--json",
+        ],
+        "minibatch",
+    );
+    let lib = clustr::kmeans::MiniBatchKMeans::new(3)
+        .batch_size(100)
+        .fit(&x.view())
+        .unwrap();
+    assert_eq!(m["inertia"].as_f64().unwrap(), lib.inertia);
+    assert_eq!(clustr::data::read_labels(d.join("m.npy")).unwrap(), lib.labels);
+
+    let p = run_json(
+        d,
+        &[
+            "ppp",
+            "x.npy",
+            "--k-max",
+            "6",
+            "--seeds",
+            "5",
+            "--labels-out",
+            "ppp.csv",
+            "--separable-out",
+            "s.csv",
+            "--json",
+        ],
+        "ppp",
+    );
+    assert_eq!(p["chosen_k"].as_u64(), Some(3));
+    assert_eq!(p["table"].as_array().unwrap().len(), 5);
+    let labels = clustr::data::read_labels(d.join("ppp.csv")).unwrap();
+    assert!(clustr::eval::adjusted_rand_index(&truth, &labels).unwrap() > 0.99);
+    assert_eq!(clustr::data::read_labels(d.join("s.csv")).unwrap().len(), 600);
 }
