@@ -172,7 +172,7 @@ fn main() -> clustr::Result<()> {
         .unwrap();
         writeln!(
             tables,
-            "| k | stability | agreement | score | BIC | distinct partitions | modal fraction |"
+            "| k | stability | agreement | score | BIC | distinct partitions | runs finding the best |"
         )
         .unwrap();
         writeln!(tables, "|---:|---:|---:|---:|---:|---:|---:|").unwrap();
@@ -181,7 +181,7 @@ fn main() -> clustr::Result<()> {
             writeln!(
                 tables,
                 "| {}{mark} | {:.4} | {:.4} | {:.4} | {:.1} | {} | {:.2} |",
-                r.k, r.stability, r.agreement, r.score, r.bic, r.distinct_partitions, r.modal_fraction
+                r.k, r.stability, r.agreement, r.score, r.bic, r.distinct_partitions, r.best_fraction
             )
             .unwrap();
         }

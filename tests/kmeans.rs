@@ -23,32 +23,35 @@ fn lloyd_matches_sklearn_from_the_same_centres() {
             matrix(&case["x"])
         };
         let k = case["k"].as_u64().unwrap() as usize;
-        let what = format!("{name} k={k}");
-        let m = KMeans::new(k)
-            .init(KMeansInit::Given(matrix(&case["init"])))
-            .fit(&x.view())
-            .unwrap();
-        let labels: Vec<i64> = serde_json::from_value(case["labels"].clone()).unwrap();
-        assert_eq!(m.labels, labels, "{what}: labels");
-        let centers = matrix(&case["centers"]);
-        for ((i, j), c) in centers.indexed_iter() {
+        for alg in [Algorithm::Lloyd, Algorithm::Auto] {
+            let what = format!("{name} k={k} {alg:?}");
+            let m = KMeans::new(k)
+                .init(KMeansInit::Given(matrix(&case["init"])))
+                .algorithm(alg)
+                .fit(&x.view())
+                .unwrap();
+            let labels: Vec<i64> = serde_json::from_value(case["labels"].clone()).unwrap();
+            assert_eq!(m.labels, labels, "{what}: labels");
+            let centers = matrix(&case["centers"]);
+            for ((i, j), c) in centers.indexed_iter() {
+                assert!(
+                    (m.centers[[i, j]] - c).abs() <= 1e-9 * (1.0 + c.abs()),
+                    "{what}: centre [{i}][{j}]"
+                );
+            }
+            let inertia = case["inertia"].as_f64().unwrap();
             assert!(
-                (m.centers[[i, j]] - c).abs() <= 1e-9 * (1.0 + c.abs()),
-                "{what}: centre [{i}][{j}]"
+                (m.inertia - inertia).abs() <= 1e-9 * inertia,
+                "{what}: inertia {} vs {inertia}",
+                m.inertia
             );
+            assert_eq!(
+                m.n_iter as u64,
+                case["n_iter"].as_u64().unwrap(),
+                "{what}: n_iter"
+            );
+            assert!(m.converged());
         }
-        let inertia = case["inertia"].as_f64().unwrap();
-        assert!(
-            (m.inertia - inertia).abs() <= 1e-9 * inertia,
-            "{what}: inertia {} vs {inertia}",
-            m.inertia
-        );
-        assert_eq!(
-            m.n_iter as u64,
-            case["n_iter"].as_u64().unwrap(),
-            "{what}: n_iter"
-        );
-        assert!(m.converged());
     }
 }
 
@@ -125,7 +128,11 @@ fn hamerly_elkan_and_auto_equal_lloyd() {
             .generate()
             .unwrap()
             .data;
-        let lloyd = KMeans::new(k).seed(seed).fit(&x.view()).unwrap();
+        let lloyd = KMeans::new(k)
+            .seed(seed)
+            .algorithm(Algorithm::Lloyd)
+            .fit(&x.view())
+            .unwrap();
         assert_eq!(lloyd.algorithm, Algorithm::Lloyd);
         for alg in [Algorithm::Hamerly, Algorithm::Elkan, Algorithm::Auto] {
             let other = KMeans::new(k).seed(seed).algorithm(alg).fit(&x.view()).unwrap();

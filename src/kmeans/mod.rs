@@ -46,7 +46,6 @@ pub enum KMeansInit {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Algorithm {
     /// Every point against every centre, through the backend's GEMM kernel.
-    #[default]
     Lloyd,
     /// Hamerly (2010): one upper and one lower bound per point skip most distance
     /// computations; the same labels as Lloyd (up to exact ties).
@@ -54,7 +53,9 @@ pub enum Algorithm {
     /// Elkan (2003): an upper bound and k lower bounds per point (n·k memory) and the
     /// centre-to-centre distances; the same labels as Lloyd (up to exact ties).
     Elkan,
-    /// Chosen from n, k and d by [`Algorithm::resolve`].
+    /// Chosen from n, k and d by [`Algorithm::resolve`] (the default: all three give Lloyd's
+    /// result, so only the time depends on the choice; scikit-learn's default is `"lloyd"`).
+    #[default]
     Auto,
 }
 
@@ -100,7 +101,7 @@ pub struct KMeans {
     pub tol: f64,
     /// Seed.
     pub seed: u64,
-    /// The assignment step (default Lloyd).
+    /// The assignment step (default `Auto`).
     pub algorithm: Algorithm,
     /// Progress callback (after each iteration).
     pub progress: Option<ProgressFn>,
@@ -116,7 +117,7 @@ impl KMeans {
             max_iter: 300,
             tol: 1e-4,
             seed: 0,
-            algorithm: Algorithm::Lloyd,
+            algorithm: Algorithm::Auto,
             progress: None,
         }
     }

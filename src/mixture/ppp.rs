@@ -12,12 +12,13 @@
 //! 2. **Stability**: the mean adjusted Rand index over all pairs of runs.
 //! 3. **Validation**: each distinct partition initialises a GMM (one-hot responsibilities);
 //!    **agreement** is the ARI between the partition and the GMM's MAP labels, averaged over
-//!    the runs. The GMM of the most frequent partition gives the BIC.
+//!    the runs. The GMM of the best partition (lowest inertia) gives the BIC.
 //! 4. **Choice of k**: the highest `agreement × stability`; every k within `tie_tolerance`
 //!    of the best counts as tied, and the tie goes to the lowest BIC.
-//! 5. **Consensus**: the chosen k's most frequent partition (ties to the lowest inertia), in
-//!    canonical labels, so any seed that finds the same modal partition returns the same
-//!    array. Its GMM's posteriors mark the **most separable set**: the points whose posterior
+//! 5. **Consensus**: the chosen k's partition of lowest inertia over all its runs, in
+//!    canonical labels: any seed whose runs reach the same best optimum returns the same
+//!    array (the most frequent partition was our first choice, but where k-means has many
+//!    optima, as on wine, the mode moves with the seed while the best one does not). Its GMM's posteriors mark the **most separable set**: the points whose posterior
 //!    for their own cluster is at least `separable_threshold` (0.95).
 //!
 //! Every step is a separate function over a per-k table ([`PppRow`]), so another reading of
@@ -184,18 +185,18 @@ impl Ppp {
         }
         let mut distinct: Vec<(&[i64], usize, f64)> =
             distinct.into_iter().map(|(l, (c, i))| (l, c, i)).collect();
-        // Most frequent first, then lowest inertia, then the labels (a total order).
-        distinct.sort_by(|a, b| b.1.cmp(&a.1).then(a.2.total_cmp(&b.2)).then(a.0.cmp(b.0)));
+        // Lowest inertia first, then the most frequent, then the labels (a total order).
+        distinct.sort_by(|a, b| a.2.total_cmp(&b.2).then(b.1.cmp(&a.1)).then(a.0.cmp(b.0)));
         let mut agreement = 0.0;
-        let mut modal_gmm = None;
+        let mut best_gmm = None;
         for (labels, count, _) in &distinct {
             let gmm = self.validating_gmm(x, labels, k)?;
             agreement += *count as f64 * adjusted_rand_index(labels, &gmm.labels)?;
-            modal_gmm.get_or_insert(gmm);
+            best_gmm.get_or_insert(gmm);
         }
         agreement /= runs.len() as f64;
-        let (labels, modal_count, inertia) = distinct[0];
-        let gmm = modal_gmm.expect("at least one partition");
+        let (labels, best_count, inertia) = distinct[0];
+        let gmm = best_gmm.expect("at least one partition");
         let bic = gmm.bic(x)?;
         Ok(Candidate {
             row: PppRow {
@@ -205,7 +206,7 @@ impl Ppp {
                 score: agreement * stability,
                 bic,
                 distinct_partitions: distinct.len(),
-                modal_fraction: modal_count as f64 / runs.len() as f64,
+                best_fraction: best_count as f64 / runs.len() as f64,
                 inertia,
             },
             labels: labels.to_vec(),
@@ -225,13 +226,13 @@ pub struct PppRow {
     pub agreement: f64,
     /// `agreement × stability`.
     pub score: f64,
-    /// BIC of the GMM fitted from the modal partition.
+    /// BIC of the GMM fitted from the best partition.
     pub bic: f64,
     /// Distinct partitions among the runs.
     pub distinct_partitions: usize,
-    /// Fraction of runs that found the modal partition.
-    pub modal_fraction: f64,
-    /// k-means inertia of the modal partition.
+    /// Fraction of runs that found the best partition.
+    pub best_fraction: f64,
+    /// k-means inertia of the best partition (the lowest of the runs).
     pub inertia: f64,
 }
 
@@ -385,7 +386,7 @@ mod tests {
             score,
             bic,
             distinct_partitions: 1,
-            modal_fraction: 1.0,
+            best_fraction: 1.0,
             inertia: 0.0,
         };
         let table = [row(2, 1.0, 500.0), row(3, 0.995, 300.0), row(4, 0.9, 100.0)];

@@ -20,7 +20,7 @@ pub struct Args {
     algo: AlgoArgs,
     /// lloyd, hamerly, elkan or auto (hamerly and elkan keep bounds that skip distance
     /// computations, with Lloyd's result; auto picks one from n, k and d).
-    #[arg(long, default_value = "lloyd")]
+    #[arg(long, default_value = "auto")]
     algorithm: String,
     /// k-means++ (greedy, as scikit-learn), random, or a .npy/.csv file of k initial centres.
     #[arg(long, default_value = "k-means++")]

@@ -184,7 +184,7 @@ pub fn run_ppp(a: PppArgs) -> CliResult {
         clustr::data::write_labels(p, &flags)?;
     }
     if !a.output.quiet {
-        eprintln!("    k  stability  agreement      score            BIC  distinct  modal");
+        eprintln!("    k  stability  agreement      score            BIC  distinct   best");
         for r in &model.table {
             eprintln!(
                 "{} {:>3}  {:>9.4}  {:>9.4}  {:>9.4}  {:>13.2}  {:>8}  {:>5.2}",
@@ -195,7 +195,7 @@ pub fn run_ppp(a: PppArgs) -> CliResult {
                 r.score,
                 r.bic,
                 r.distinct_partitions,
-                r.modal_fraction
+                r.best_fraction
             );
         }
         let n_sep = model.separable.iter().filter(|&&s| s).count();
@@ -211,7 +211,7 @@ pub fn run_ppp(a: PppArgs) -> CliResult {
         .map(|r| {
             json!({"k": r.k, "stability": r.stability, "agreement": r.agreement, "score": r.score,
                    "bic": r.bic, "distinct_partitions": r.distinct_partitions,
-                   "modal_fraction": r.modal_fraction, "inertia": r.inertia})
+                   "best_fraction": r.best_fraction, "inertia": r.inertia})
         })
         .collect();
     let mut extra = serde_json::Map::new();
