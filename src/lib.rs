@@ -14,6 +14,7 @@
 pub mod backend;
 pub mod data;
 pub mod datasets;
+pub mod density;
 pub mod dissim;
 pub mod error;
 pub mod estimator;

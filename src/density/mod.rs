@@ -1,0 +1,13 @@
+//! Density-based clustering: DBSCAN ([`dbscan`]) and OPTICS ([`optics`]) over spatial
+//! indexes ([`index`]): k-d tree, ball tree (haversine and cosine included) and brute force.
+//!
+//! For geographic data use [`MetricKind::Haversine`](crate::MetricKind::Haversine): rows are
+//! (latitude, longitude) in degrees and every radius (`eps`, `max_eps`) is in kilometres.
+
+pub mod dbscan;
+pub mod index;
+pub mod optics;
+
+pub use dbscan::{Dbscan, DbscanModel};
+pub use index::{IndexKind, NeighborIndex};
+pub use optics::{Extraction, Optics, OpticsModel};
