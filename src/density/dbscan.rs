@@ -78,8 +78,12 @@ impl Dbscan {
         if !(self.eps > 0.0 && self.eps.is_finite()) {
             return Err(Error::param("eps", self.eps, "must be positive and finite"));
         }
-        if !(self.min_samples >= 1.0) {
-            return Err(Error::param("min_samples", self.min_samples, "must be at least 1"));
+        if self.min_samples.is_nan() || self.min_samples < 1.0 {
+            return Err(Error::param(
+                "min_samples",
+                self.min_samples,
+                "must be at least 1",
+            ));
         }
         if let Some(w) = &self.sample_weight {
             check_same_len("sample weights", n, w.len())?;
@@ -140,7 +144,10 @@ impl<F: Scalar> Fit<ArrayView2<'_, F>> for Dbscan {
         let weight = |j: usize| self.sample_weight.as_ref().map_or(1.0, |w| w[j]);
         // Core flags: count each neighbourhood's weight, stopping once it reaches min_samples
         // (with negative weights the count must run to the end).
-        let can_stop = self.sample_weight.as_ref().is_none_or(|w| w.iter().all(|&v| v >= 0.0));
+        let can_stop = self
+            .sample_weight
+            .as_ref()
+            .is_none_or(|w| w.iter().all(|&v| v >= 0.0));
         let core: Vec<bool> = (0..n)
             .into_par_iter()
             .map(|i| {
@@ -189,7 +196,10 @@ impl<F: Scalar> Fit<ArrayView2<'_, F>> for Dbscan {
             }
             cluster += 1;
         }
-        labels.iter_mut().filter(|l| **l == UNSET).for_each(|l| *l = NOISE);
+        labels
+            .iter_mut()
+            .filter(|l| **l == UNSET)
+            .for_each(|l| *l = NOISE);
         Ok(DbscanModel {
             labels,
             core_sample_indices: (0..n).filter(|&i| core[i]).collect(),

@@ -40,7 +40,13 @@ impl std::str::FromStr for IndexKind {
             "kdtree" | "kd_tree" => IndexKind::KdTree,
             "balltree" | "ball_tree" => IndexKind::BallTree,
             "brute" => IndexKind::Brute,
-            other => return Err(Error::param("index", other, "expected auto, kdtree, balltree or brute")),
+            other => {
+                return Err(Error::param(
+                    "index",
+                    other,
+                    "expected auto, kdtree, balltree or brute",
+                ))
+            }
         })
     }
 }
@@ -84,7 +90,9 @@ impl<'a, F: Scalar> NeighborIndex<'a, F> {
     pub fn build(x: ArrayView2<'a, F>, metric: MetricKind, kind: IndexKind) -> Result<Self> {
         metric.check_dim(x.ncols())?;
         if !x.is_standard_layout() {
-            return Err(Error::Unsupported("neighbour index needs rows in standard layout".into()));
+            return Err(Error::Unsupported(
+                "neighbour index needs rows in standard layout".into(),
+            ));
         }
         let minkowski = matches!(
             metric,
@@ -175,7 +183,10 @@ impl<'a, F: Scalar> NeighborIndex<'a, F> {
     /// Builds the subtree of `order[start..end]`; returns its node id.
     fn grow(&mut self, start: usize, end: usize) -> usize {
         let d = self.x.ncols();
-        let coords: Vec<Vec<f64>> = self.order[start..end].iter().map(|&i| self.tree_coords(i)).collect();
+        let coords: Vec<Vec<f64>> = self.order[start..end]
+            .iter()
+            .map(|&i| self.tree_coords(i))
+            .collect();
         let mut lo = vec![f64::INFINITY; d];
         let mut hi = vec![f64::NEG_INFINITY; d];
         for c in &coords {
@@ -185,7 +196,10 @@ impl<'a, F: Scalar> NeighborIndex<'a, F> {
             }
         }
         let bound = match self.kind {
-            IndexKind::KdTree => Bound::Box { lo: lo.clone(), hi: hi.clone() },
+            IndexKind::KdTree => Bound::Box {
+                lo: lo.clone(),
+                hi: hi.clone(),
+            },
             _ => {
                 let center: Vec<f64> = (0..d)
                     .map(|j| coords.iter().map(|c| c[j]).sum::<f64>() / coords.len() as f64)
@@ -225,11 +239,16 @@ impl<'a, F: Scalar> NeighborIndex<'a, F> {
     fn lower_bound(&self, node: &Node, q: &[f64]) -> f64 {
         match &node.bound {
             Bound::Box { lo, hi } => {
-                let gaps = q.iter().zip(lo.iter().zip(hi)).map(|(&v, (&l, &h))| (l - v).max(v - h).max(0.0));
+                let gaps = q
+                    .iter()
+                    .zip(lo.iter().zip(hi))
+                    .map(|(&v, (&l, &h))| (l - v).max(v - h).max(0.0));
                 match self.tree_metric() {
                     MetricKind::Manhattan | MetricKind::Minkowski(1.0) => gaps.sum(),
                     MetricKind::Minkowski(p) if p.is_infinite() => gaps.fold(0.0, f64::max),
-                    MetricKind::Minkowski(p) if p != 2.0 => gaps.map(|g| g.powf(p)).sum::<f64>().powf(1.0 / p),
+                    MetricKind::Minkowski(p) if p != 2.0 => {
+                        gaps.map(|g| g.powf(p)).sum::<f64>().powf(1.0 / p)
+                    }
                     _ => gaps.map(|g| g * g).sum::<f64>().sqrt(),
                 }
             }
@@ -352,7 +371,9 @@ impl<'a, F: Scalar> NeighborIndex<'a, F> {
                 let node = &self.nodes[id];
                 if heap.len() == k {
                     let worst = heap.peek().expect("k >= 1").0;
-                    if self.lower_bound(node, &qc) > self.tree_radius(worst) * (1.0 + SLACK) + f64::MIN_POSITIVE {
+                    if self.lower_bound(node, &qc)
+                        > self.tree_radius(worst) * (1.0 + SLACK) + f64::MIN_POSITIVE
+                    {
                         continue;
                     }
                 }
@@ -414,10 +435,30 @@ mod tests {
             }
         });
         let cases: Vec<(MetricKind, &Array2<f64>, f64, Vec<IndexKind>)> = vec![
-            (MetricKind::Euclidean, &x, 1.3, vec![IndexKind::KdTree, IndexKind::BallTree]),
-            (MetricKind::Manhattan, &x, 2.0, vec![IndexKind::KdTree, IndexKind::BallTree]),
-            (MetricKind::Minkowski(3.0), &x, 1.1, vec![IndexKind::KdTree, IndexKind::BallTree]),
-            (MetricKind::Minkowski(f64::INFINITY), &x, 0.9, vec![IndexKind::KdTree, IndexKind::BallTree]),
+            (
+                MetricKind::Euclidean,
+                &x,
+                1.3,
+                vec![IndexKind::KdTree, IndexKind::BallTree],
+            ),
+            (
+                MetricKind::Manhattan,
+                &x,
+                2.0,
+                vec![IndexKind::KdTree, IndexKind::BallTree],
+            ),
+            (
+                MetricKind::Minkowski(3.0),
+                &x,
+                1.1,
+                vec![IndexKind::KdTree, IndexKind::BallTree],
+            ),
+            (
+                MetricKind::Minkowski(f64::INFINITY),
+                &x,
+                0.9,
+                vec![IndexKind::KdTree, IndexKind::BallTree],
+            ),
             (MetricKind::Cosine, &x, 0.01, vec![IndexKind::BallTree]),
             (MetricKind::Haversine, &geo, 25.0, vec![IndexKind::BallTree]),
         ];
@@ -427,7 +468,11 @@ mod tests {
                 let tree = NeighborIndex::build(data.view(), metric, kind).unwrap();
                 for i in (0..data.nrows()).step_by(13) {
                     let q = data.row(i).to_vec();
-                    assert_eq!(tree.within(&q, eps), brute.within(&q, eps), "{metric} {kind:?} radius {i}");
+                    assert_eq!(
+                        tree.within(&q, eps),
+                        brute.within(&q, eps),
+                        "{metric} {kind:?} radius {i}"
+                    );
                     let (a, b) = (tree.nearest(&q, 9), brute.nearest(&q, 9));
                     assert_eq!(a, b, "{metric} {kind:?} knn {i}");
                 }

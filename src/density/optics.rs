@@ -119,7 +119,7 @@ impl Optics {
                 format!("must be in 2..={n} (the number of points)"),
             ));
         }
-        if !(self.max_eps > 0.0) {
+        if self.max_eps.is_nan() || self.max_eps <= 0.0 {
             return Err(Error::param("max_eps", self.max_eps, "must be positive"));
         }
         match self.extraction {
@@ -127,7 +127,11 @@ impl Optics {
                 return Err(Error::param("xi", xi, "must be in (0, 1)"));
             }
             Extraction::Dbscan(eps) if !(eps > 0.0 && eps <= self.max_eps) => {
-                return Err(Error::param("eps", eps, format!("must be in (0, max_eps = {}]", self.max_eps)));
+                return Err(Error::param(
+                    "eps",
+                    eps,
+                    format!("must be in (0, max_eps = {}]", self.max_eps),
+                ));
             }
             _ => {}
         }
@@ -211,7 +215,11 @@ impl<F: Scalar> Fit<ArrayView2<'_, F>> for Optics {
         let core: Vec<f64> = (0..n)
             .into_par_iter()
             .map(|i| {
-                let d = index.nearest(index.point(i), self.min_samples).last().expect("k >= 1").1;
+                let d = index
+                    .nearest(index.point(i), self.min_samples)
+                    .last()
+                    .expect("k >= 1")
+                    .1;
                 if d > self.max_eps {
                     f64::INFINITY
                 } else {
@@ -274,7 +282,11 @@ impl<F: Scalar> Fit<ArrayView2<'_, F>> for Optics {
                 (xi_labels(&ordering, &clusters), clusters)
             }
         };
-        let n_clusters = labels.iter().copied().max().map_or(0, |m| (m + 1).max(0) as usize);
+        let n_clusters = labels
+            .iter()
+            .copied()
+            .max()
+            .map_or(0, |m| (m + 1).max(0) as usize);
         Ok(OpticsModel {
             ordering,
             reachability: reach,
@@ -290,7 +302,12 @@ impl<F: Scalar> Fit<ArrayView2<'_, F>> for Optics {
 /// DBSCAN's clusters at `eps` from an OPTICS result (scikit-learn's `cluster_optics_dbscan`):
 /// a new cluster starts at each point in order whose reachability exceeds `eps` and whose core
 /// distance does not; points with both above `eps` are noise.
-pub fn extract_dbscan(reachability: &[f64], core_distances: &[f64], ordering: &[usize], eps: f64) -> Vec<i64> {
+pub fn extract_dbscan(
+    reachability: &[f64],
+    core_distances: &[f64],
+    ordering: &[usize],
+    eps: f64,
+) -> Vec<i64> {
     let mut labels = vec![0i64; reachability.len()];
     let mut count = 0i64;
     for &p in ordering {

@@ -1,0 +1,264 @@
+//! DBSCAN and OPTICS against scikit-learn (tests/fixtures/density/, made by
+//! tests/fixtures/make_density_fixtures.py), and invariants.
+
+use clustr::data::{read_labels, read_matrix};
+use clustr::density::{Dbscan, Extraction, IndexKind, Optics};
+use clustr::{Error, Fit, MetricKind};
+use ndarray::Array2;
+use serde_json::Value;
+use std::path::PathBuf;
+
+fn fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/density")
+        .join(name)
+}
+
+fn meta() -> Value {
+    serde_json::from_str(&std::fs::read_to_string(fixture("reference.json")).unwrap()).unwrap()
+}
+
+fn floats(name: &str) -> Vec<f64> {
+    read_matrix::<f64>(fixture(name)).unwrap().into_iter().collect()
+}
+
+fn ints(name: &str) -> Vec<i64> {
+    read_labels(fixture(name)).unwrap()
+}
+
+#[test]
+fn dbscan_labels_equal_sklearn() {
+    for case in meta()["dbscan"].as_array().unwrap() {
+        let name = case["name"].as_str().unwrap();
+        let x: Array2<f64> = read_matrix(fixture(&format!("{name}_x.npy"))).unwrap();
+        let metric: MetricKind = case["metric"].as_str().unwrap().parse().unwrap();
+        let eps = case["eps"].as_f64().unwrap();
+        let ms = case["min_samples"].as_u64().unwrap() as usize;
+        let labels = ints(&format!("{name}_labels.npy"));
+        let core: Vec<usize> = ints(&format!("{name}_core.npy"))
+            .into_iter()
+            .map(|v| v as usize)
+            .collect();
+        let kinds: &[IndexKind] = if metric == MetricKind::Haversine {
+            &[IndexKind::Auto, IndexKind::BallTree]
+        } else {
+            &[
+                IndexKind::Auto,
+                IndexKind::KdTree,
+                IndexKind::BallTree,
+                IndexKind::Brute,
+            ]
+        };
+        for &kind in kinds {
+            let m = Dbscan::new(eps)
+                .min_samples(ms)
+                .metric(metric)
+                .index(kind)
+                .fit(&x.view())
+                .unwrap();
+            assert_eq!(m.labels, labels, "{name} {kind:?}: labels");
+            assert_eq!(m.core_sample_indices, core, "{name} {kind:?}: core samples");
+            assert_eq!(m.n_clusters as u64, case["n_clusters"].as_u64().unwrap());
+        }
+    }
+}
+
+#[test]
+fn optics_equals_sklearn() {
+    for case in meta()["optics"].as_array().unwrap() {
+        let name = case["name"].as_str().unwrap();
+        let x: Array2<f64> = read_matrix(fixture(&format!("{name}_x.npy"))).unwrap();
+        let max_eps = case["max_eps"].as_f64().unwrap_or(f64::INFINITY);
+        let params = Optics::new(case["min_samples"].as_u64().unwrap() as usize)
+            .max_eps(max_eps)
+            .min_cluster_size(case["min_cluster_size"].as_u64().unwrap() as usize);
+        let m = params.fit(&x.view()).unwrap();
+        let ordering: Vec<usize> = ints(&format!("{name}_ordering.npy"))
+            .into_iter()
+            .map(|v| v as usize)
+            .collect();
+        assert_eq!(m.ordering, ordering, "{name}: ordering");
+        for (what, ours, theirs) in [
+            (
+                "reachability",
+                &m.reachability,
+                floats(&format!("{name}_reachability.npy")),
+            ),
+            (
+                "core distance",
+                &m.core_distances,
+                floats(&format!("{name}_core_distances.npy")),
+            ),
+        ] {
+            for (i, (a, b)) in ours.iter().zip(&theirs).enumerate() {
+                assert!(
+                    (a.is_infinite() && b.is_infinite()) || (a - b).abs() <= 1e-12 * b.abs().max(1.0),
+                    "{name}: {what} of {i}: {a} vs {b}"
+                );
+            }
+        }
+        assert_eq!(
+            m.predecessor,
+            ints(&format!("{name}_predecessor.npy")),
+            "{name}: predecessors"
+        );
+        assert_eq!(m.labels, ints(&format!("{name}_labels.npy")), "{name}: xi labels");
+        assert_eq!(m.n_clusters as u64, case["n_clusters"].as_u64().unwrap());
+        // DBSCAN extraction equals scikit-learn's, and agrees with DBSCAN on >= 95% of points.
+        let eps = case["dbscan_eps"].as_f64().unwrap();
+        let ext = params
+            .clone()
+            .extraction(Extraction::Dbscan(eps))
+            .fit(&x.view())
+            .unwrap();
+        assert_eq!(
+            ext.labels,
+            ints(&format!("{name}_dbscan_labels.npy")),
+            "{name}: dbscan extraction"
+        );
+        let db = Dbscan::new(eps)
+            .min_samples(params.min_samples)
+            .fit(&x.view())
+            .unwrap();
+        let same = relabel_agreement(&ext.labels, &db.labels);
+        assert!(same >= 0.95, "{name}: OPTICS-DBSCAN parity {same}");
+    }
+}
+
+/// Fraction of points whose label agrees after mapping each DBSCAN cluster to the OPTICS
+/// cluster most of its points have (scikit-learn's `test_dbscan_optics_parity`).
+fn relabel_agreement(optics: &[i64], dbscan: &[i64]) -> f64 {
+    use std::collections::HashMap;
+    let mut votes: HashMap<(i64, i64), usize> = HashMap::new();
+    for (&o, &d) in optics.iter().zip(dbscan) {
+        *votes.entry((d, o)).or_default() += 1;
+    }
+    let mut best: HashMap<i64, (i64, usize)> = HashMap::new();
+    for (&(d, o), &c) in &votes {
+        let e = best.entry(d).or_insert((o, 0));
+        if c > e.1 || (c == e.1 && o < e.0) {
+            *e = (o, c);
+        }
+    }
+    let agree = optics
+        .iter()
+        .zip(dbscan)
+        .filter(|(&o, &d)| if d < 0 { o < 0 } else { best[&d].0 == o })
+        .count();
+    agree as f64 / optics.len() as f64
+}
+
+#[test]
+fn dbscan_is_the_same_for_any_thread_count_and_weights_count_points() {
+    let x: Array2<f64> = read_matrix(fixture("blobs_noise_x.npy")).unwrap();
+    let run = |t: usize| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(t)
+            .build()
+            .unwrap()
+            .install(|| Dbscan::new(0.35).min_samples(8).fit(&x.view()).unwrap())
+    };
+    assert_eq!(run(1), run(2));
+    // Unit weights change nothing; weight 8 makes every point core on its own.
+    let plain = Dbscan::new(0.35).min_samples(8).fit(&x.view()).unwrap();
+    let unit = Dbscan::new(0.35)
+        .min_samples(8)
+        .sample_weight(vec![1.0; x.nrows()])
+        .fit(&x.view())
+        .unwrap();
+    assert_eq!(plain, unit);
+    let heavy = Dbscan::new(0.35)
+        .min_samples(8)
+        .sample_weight(vec![8.0; x.nrows()])
+        .fit(&x.view())
+        .unwrap();
+    assert_eq!(heavy.core_sample_indices.len(), x.nrows());
+    assert!(heavy.labels.iter().all(|&l| l >= 0));
+}
+
+/// A brute-force DBSCAN written from the definition, on small random inputs with duplicates.
+#[test]
+fn dbscan_equals_a_brute_force_oracle() {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand::rngs::StdRng::seed_from_u64(3);
+    for trial in 0..20 {
+        let n = rng.random_range(1..80);
+        let x = Array2::from_shape_fn((n, 2), |_| (rng.random_range(0..12) as f64) * 0.5);
+        let (eps, ms) = (rng.random_range(0.4..1.6), rng.random_range(1..6));
+        let d =
+            |i: usize, j: usize| ((x[[i, 0]] - x[[j, 0]]).powi(2) + (x[[i, 1]] - x[[j, 1]]).powi(2)).sqrt();
+        let hood = |i: usize| (0..n).filter(|&j| d(i, j) <= eps).collect::<Vec<_>>();
+        let core: Vec<bool> = (0..n).map(|i| hood(i).len() >= ms).collect();
+        let mut labels = vec![-1i64; n];
+        let mut c = 0;
+        for i in 0..n {
+            if labels[i] != -1 || !core[i] {
+                continue;
+            }
+            let mut stack = vec![i];
+            while let Some(p) = stack.pop() {
+                if labels[p] != -1 {
+                    continue;
+                }
+                labels[p] = c;
+                if core[p] {
+                    stack.extend(hood(p).into_iter().filter(|&j| labels[j] == -1));
+                }
+            }
+            c += 1;
+        }
+        let m = Dbscan::new(eps).min_samples(ms).fit(&x.view()).unwrap();
+        assert_eq!(m.labels, labels, "trial {trial}");
+    }
+}
+
+#[test]
+fn bad_input_is_an_error() {
+    let x = Array2::<f64>::zeros((10, 2));
+    assert!(matches!(
+        Dbscan::new(-1.0).fit(&x.view()).unwrap_err(),
+        Error::InvalidParameter { .. }
+    ));
+    assert!(matches!(
+        Dbscan::new(0.5).min_samples(0).fit(&x.view()).unwrap_err(),
+        Error::InvalidParameter { .. }
+    ));
+    assert!(matches!(
+        Dbscan::new(0.5)
+            .metric(MetricKind::Cosine)
+            .index(IndexKind::KdTree)
+            .fit(&x.view())
+            .unwrap_err(),
+        Error::InvalidParameter { .. }
+    ));
+    let three = Array2::<f64>::zeros((10, 3));
+    assert!(matches!(
+        Dbscan::new(1.0)
+            .metric(MetricKind::Haversine)
+            .fit(&three.view())
+            .unwrap_err(),
+        Error::ShapeMismatch { .. }
+    ));
+    assert!(matches!(
+        Optics::new(1).fit(&x.view()).unwrap_err(),
+        Error::InvalidParameter { .. }
+    ));
+    assert!(matches!(
+        Optics::new(11).fit(&x.view()).unwrap_err(),
+        Error::InvalidParameter { .. }
+    ));
+    assert!(matches!(
+        Optics::new(3)
+            .max_eps(1.0)
+            .extraction(Extraction::Dbscan(2.0))
+            .fit(&x.view())
+            .unwrap_err(),
+        Error::InvalidParameter { .. }
+    ));
+    let mut nan = x.clone();
+    nan[[4, 1]] = f64::NAN;
+    assert!(matches!(
+        Dbscan::new(0.5).fit(&nan.view()).unwrap_err(),
+        Error::NonFinite { row: 4, col: 1, .. }
+    ));
+}
