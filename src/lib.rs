@@ -24,6 +24,7 @@ pub mod kmedoids;
 pub mod linalg;
 pub mod metric;
 pub mod mixture;
+pub mod plot;
 pub mod scalar;
 
 pub use backend::{Backend, BackendChoice, CpuBackend, Nearest, NearestTwo};

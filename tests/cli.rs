@@ -288,6 +288,82 @@ fn bad_input_table() {
             ],
             vec!["k_min <= k_max"],
         ),
+        (
+            "dbscan: negative eps",
+            |d| drop(write(d, "in.csv", b"1,2\n3,4\n")),
+            vec!["dbscan", "in.csv", "--eps", "-1", "--labels-out", "l.csv"],
+            vec!["eps = -1"],
+        ),
+        (
+            "dbscan: min_samples = 0",
+            |d| drop(write(d, "in.csv", b"1,2\n3,4\n")),
+            vec![
+                "dbscan",
+                "in.csv",
+                "--eps",
+                "1",
+                "--min-samples",
+                "0",
+                "--labels-out",
+                "l.csv",
+            ],
+            vec!["min_samples = 0"],
+        ),
+        (
+            "dbscan: --eps-m without haversine",
+            |d| drop(write(d, "in.csv", b"1,2\n3,4\n")),
+            vec!["dbscan", "in.csv", "--eps-m", "100", "--labels-out", "l.csv"],
+            vec!["--eps-m", "haversine"],
+        ),
+        (
+            "dbscan: haversine on three columns",
+            |d| drop(write(d, "in.csv", b"1,2,3\n3,4,5\n")),
+            vec![
+                "dbscan",
+                "in.csv",
+                "--eps",
+                "1",
+                "--metric",
+                "haversine",
+                "--labels-out",
+                "l.csv",
+            ],
+            vec!["latitude, longitude", "expected 2", "got 3"],
+        ),
+        (
+            "optics: dbscan extraction above max_eps",
+            |d| drop(write(d, "in.csv", b"1,2\n3,4\n5,6\n")),
+            vec![
+                "optics",
+                "in.csv",
+                "--min-samples",
+                "2",
+                "--max-eps",
+                "1",
+                "--extract",
+                "dbscan",
+                "--eps",
+                "2",
+                "--reachability-out",
+                "r.csv",
+                "--plot",
+                "r.png",
+            ],
+            vec!["eps = 2", "max_eps"],
+        ),
+        (
+            "optics: reachability to a .npy",
+            |d| drop(write(d, "in.csv", b"1,2\n3,4\n5,6\n")),
+            vec![
+                "optics",
+                "in.csv",
+                "--min-samples",
+                "2",
+                "--reachability-out",
+                "r.npy",
+            ],
+            vec!["r.npy", ".csv"],
+        ),
     ];
     for (case, setup, args, words) in rows {
         let dir = tempfile::tempdir().unwrap();
@@ -626,4 +702,101 @@ fn mixture_and_minibatch_subcommands() {
     let labels = clustr::data::read_labels(d.join("ppp.csv")).unwrap();
     assert!(clustr::eval::adjusted_rand_index(&truth, &labels).unwrap() > 0.99);
     assert_eq!(clustr::data::read_labels(d.join("s.csv")).unwrap().len(), 600);
+}
+
+#[test]
+fn density_subcommands() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let ok = clustr(
+        d,
+        &[
+            "datasets",
+            "export",
+            "geo_hotspots",
+            "--n",
+            "3000",
+            "--k",
+            "5",
+            "--noise",
+            "0.2",
+            "--out",
+            "g.csv",
+        ],
+    );
+    assert!(ok.status.success());
+    let a = run_json(
+        d,
+        &[
+            "dbscan",
+            "g.csv",
+            "--metric",
+            "haversine",
+            "--eps-m",
+            "300",
+            "--min-samples",
+            "8",
+            "--labels-out",
+            "a.csv",
+            "--json",
+        ],
+        "dbscan m",
+    );
+    let b = run_json(
+        d,
+        &[
+            "dbscan",
+            "g.csv",
+            "--metric",
+            "haversine",
+            "--eps",
+            "0.3",
+            "--min-samples",
+            "8",
+            "--index",
+            "brute",
+            "--labels-out",
+            "b.csv",
+            "--json",
+        ],
+        "dbscan km",
+    );
+    assert_eq!(a["n_clusters"], b["n_clusters"]);
+    assert_eq!(
+        clustr::data::read_labels(d.join("a.csv")).unwrap(),
+        clustr::data::read_labels(d.join("b.csv")).unwrap()
+    );
+    assert_eq!(a["index"], "balltree");
+    let o = run_json(
+        d,
+        &[
+            "optics",
+            "g.csv",
+            "--metric",
+            "haversine",
+            "--max-eps-m",
+            "2000",
+            "--min-samples",
+            "8",
+            "--reachability-out",
+            "r.csv",
+            "--plot",
+            "r.png",
+            "--labels-out",
+            "o.csv",
+            "--json",
+        ],
+        "optics",
+    );
+    assert!(o["n_clusters"].as_u64().unwrap() >= 1);
+    let text = std::fs::read_to_string(d.join("r.csv")).unwrap();
+    let mut lines = text.lines();
+    assert_eq!(
+        lines.next(),
+        Some("position,index,reachability,core_distance,predecessor,label")
+    );
+    let first: Vec<&str> = lines.next().unwrap().split(',').collect();
+    assert_eq!((first[0], first[2], first[4]), ("0", "inf", "-1"));
+    assert_eq!(text.lines().count(), 3001);
+    assert!(std::fs::read(d.join("r.png")).unwrap().starts_with(b"\x89PNG"));
 }

@@ -4,6 +4,7 @@
 //! 1 other failures. Output files are written whole or not at all.
 
 mod datasets_cmd;
+mod density_cmd;
 mod distances;
 mod eval_cmd;
 mod harness;
@@ -35,6 +36,12 @@ enum Command {
     Kmeans(kmeans_cmd::Args),
     /// Mini-batch k-means (scikit-learn's update rules); streams a .npy larger than memory.
     MinibatchKmeans(kmeans_cmd::MiniBatchArgs),
+    /// DBSCAN (scikit-learn's semantics; O(n) memory; haversine eps in km, or --eps-m).
+    #[command(allow_negative_numbers = true)]
+    Dbscan(density_cmd::DbscanArgs),
+    /// OPTICS with xi or DBSCAN extraction, reachability CSV and plot.
+    #[command(allow_negative_numbers = true)]
+    Optics(density_cmd::OpticsArgs),
     /// Gaussian mixture fitted by EM (scikit-learn's GaussianMixture semantics).
     Gmm(mixture_cmd::GmmArgs),
     /// PPP: k-means partitions validated by a GMM, choosing k (our reading of Sultan 2020).
@@ -86,6 +93,8 @@ fn main() -> ExitCode {
         Command::Datasets(a) => datasets_cmd::run(a),
         Command::Kmeans(a) => kmeans_cmd::run(a),
         Command::MinibatchKmeans(a) => kmeans_cmd::run_minibatch(a),
+        Command::Dbscan(a) => density_cmd::run_dbscan(a),
+        Command::Optics(a) => density_cmd::run_optics(a),
         Command::Gmm(a) => mixture_cmd::run_gmm(a),
         Command::Ppp(a) => mixture_cmd::run_ppp(a),
         Command::Pam(a) => kmedoids_cmd::run("pam", a),

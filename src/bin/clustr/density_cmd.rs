@@ -1,0 +1,252 @@
+//! `clustr dbscan INPUT --eps E ...` and `clustr optics INPUT ...`.
+
+use crate::harness::{load_points, secs, AlgoArgs, CliError, CliResult, ExecArgs, OutputArgs, Report};
+use clustr::density::{Dbscan, Extraction, IndexKind, Optics};
+use clustr::{Fit, MetricKind};
+use serde_json::json;
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::Instant;
+
+/// Options shared by both commands.
+#[derive(clap::Args)]
+pub struct NeighbourArgs {
+    /// Points, rows = samples (.npy or .csv); for haversine, latitude and longitude in degrees.
+    input: PathBuf,
+    /// Points a neighbourhood needs for its centre to be core, the point itself included.
+    #[arg(long, default_value_t = 5)]
+    min_samples: usize,
+    /// Distance: euclidean, manhattan, chebyshev, minkowski:P, cosine, haversine (km), ...
+    #[arg(long, default_value = "euclidean")]
+    metric: String,
+    /// Neighbour index: auto, kdtree, balltree or brute.
+    #[arg(long, default_value = "auto")]
+    index: String,
+    /// Write the labels here (.npy int32 or .csv; -1 = noise).
+    #[arg(long)]
+    labels_out: Option<PathBuf>,
+    #[command(flatten)]
+    exec: ExecArgs,
+    #[command(flatten)]
+    output: OutputArgs,
+}
+
+impl NeighbourArgs {
+    fn metric(&self) -> CliResult<MetricKind> {
+        Ok(self.metric.parse()?)
+    }
+    fn index(&self) -> CliResult<IndexKind> {
+        Ok(self.index.parse()?)
+    }
+}
+
+/// A radius from `--X` (in the metric's unit; km for haversine) or `--X-m` (metres).
+fn radius(name: &str, value: Option<f64>, metres: Option<f64>, metric: MetricKind) -> CliResult<Option<f64>> {
+    match (value, metres) {
+        (Some(_), Some(_)) => Err(CliError::usage(format!("give --{name} or --{name}-m, not both"))),
+        (None, Some(_)) if metric != MetricKind::Haversine => Err(CliError::usage(format!(
+            "--{name}-m (metres) needs --metric haversine; give --{name} in the metric's unit"
+        ))),
+        (None, Some(m)) => Ok(Some(m / 1000.0)),
+        (v, None) => Ok(v),
+    }
+}
+
+#[derive(clap::Args)]
+pub struct DbscanArgs {
+    #[command(flatten)]
+    common: NeighbourArgs,
+    /// Neighbourhood radius, inclusive (kilometres for haversine).
+    #[arg(long)]
+    eps: Option<f64>,
+    /// Neighbourhood radius in metres (haversine only).
+    #[arg(long)]
+    eps_m: Option<f64>,
+    /// Weight of each point (.npy or .csv, one value per point); core = weight ≥ min_samples.
+    #[arg(long)]
+    sample_weight: Option<PathBuf>,
+}
+
+pub fn run_dbscan(a: DbscanArgs) -> CliResult {
+    let started = Instant::now();
+    let c = &a.common;
+    let metric = c.metric()?;
+    let eps = radius("eps", a.eps, a.eps_m, metric)?
+        .ok_or_else(|| CliError::usage("dbscan needs --eps (or --eps-m with haversine)"))?;
+    let mut params = Dbscan::new(eps)
+        .min_samples(c.min_samples)
+        .metric(metric)
+        .index(c.index()?);
+    if let Some(p) = &a.sample_weight {
+        let w = clustr::data::read_matrix::<f64>(p)?;
+        params = params.sample_weight(w.into_iter().collect());
+    }
+    let ((model, d, n, fit_s), threads) = c.exec.run(|_backend| {
+        let x = load_points::<f64>(&c.input)?;
+        let t = Instant::now();
+        let model = params.fit(&x.view())?;
+        Ok((model, x.ncols(), x.nrows(), secs(t)))
+    })?;
+    let mut extra = serde_json::Map::new();
+    extra.insert("eps".into(), json!(eps));
+    extra.insert("min_samples".into(), json!(c.min_samples));
+    extra.insert("metric".into(), json!(metric.to_string()));
+    extra.insert("index".into(), json!(format!("{:?}", model.index).to_lowercase()));
+    extra.insert("n_core".into(), json!(model.core_sample_indices.len()));
+    report(
+        "dbscan",
+        &model,
+        n,
+        d,
+        threads,
+        &c.labels_out,
+        &c.output,
+        fit_s,
+        extra,
+        started,
+    )
+}
+
+#[allow(clippy::too_many_arguments)]
+fn report(
+    algorithm: &str,
+    model: &dyn clustr::Clustering,
+    n: usize,
+    d: usize,
+    threads: usize,
+    labels_out: &Option<PathBuf>,
+    output: &OutputArgs,
+    fit_s: f64,
+    extra: serde_json::Map<String, serde_json::Value>,
+    started: Instant,
+) -> CliResult {
+    let algo = AlgoArgs {
+        k: model.n_clusters(),
+        seed: 0,
+        max_iter: None,
+        labels_out: labels_out.clone(),
+    };
+    Report {
+        algorithm,
+        n,
+        d: Some(d),
+        k: None,
+        model,
+        backend: "cpu",
+        threads,
+        seed: 0,
+        seconds: vec![("fit", fit_s)],
+        extra,
+    }
+    .emit(&algo, output, started)
+}
+
+#[derive(clap::Args)]
+pub struct OpticsArgs {
+    #[command(flatten)]
+    common: NeighbourArgs,
+    /// Largest radius considered (default: infinite; kilometres for haversine).
+    #[arg(long)]
+    max_eps: Option<f64>,
+    /// Largest radius in metres (haversine only).
+    #[arg(long)]
+    max_eps_m: Option<f64>,
+    /// Cluster extraction: xi or dbscan (at --eps).
+    #[arg(long, default_value = "xi")]
+    extract: String,
+    /// Steepness of xi clusters.
+    #[arg(long, default_value_t = 0.05)]
+    xi: f64,
+    /// Smallest xi cluster (default: min-samples).
+    #[arg(long)]
+    min_cluster_size: Option<usize>,
+    /// Radius of the DBSCAN extraction (≤ max-eps).
+    #[arg(long)]
+    eps: Option<f64>,
+    /// Radius of the DBSCAN extraction in metres (haversine only).
+    #[arg(long)]
+    eps_m: Option<f64>,
+    /// Write the reachability plot data here (.csv, one row per point in OPTICS order).
+    #[arg(long)]
+    reachability_out: Option<PathBuf>,
+    /// Draw the reachability plot, coloured by cluster, as PNG.
+    #[arg(long)]
+    plot: Option<PathBuf>,
+}
+
+pub fn run_optics(a: OpticsArgs) -> CliResult {
+    let started = Instant::now();
+    let c = &a.common;
+    let metric = c.metric()?;
+    let max_eps = radius("max-eps", a.max_eps, a.max_eps_m, metric)?.unwrap_or(f64::INFINITY);
+    let extraction = match a.extract.as_str() {
+        "xi" => Extraction::Xi(a.xi),
+        "dbscan" => Extraction::Dbscan(
+            radius("eps", a.eps, a.eps_m, metric)?
+                .ok_or_else(|| CliError::usage("--extract dbscan needs --eps (or --eps-m with haversine)"))?,
+        ),
+        other => {
+            return Err(CliError::usage(format!(
+                "invalid parameter extract = {other}: expected xi or dbscan"
+            )))
+        }
+    };
+    let mut params = Optics::new(c.min_samples)
+        .max_eps(max_eps)
+        .metric(metric)
+        .index(c.index()?)
+        .extraction(extraction);
+    if let Some(m) = a.min_cluster_size {
+        params = params.min_cluster_size(m);
+    }
+    if let Some(p) = &a.reachability_out {
+        if clustr::data::FileKind::of(p)? != clustr::data::FileKind::Csv {
+            return Err(CliError::usage(format!(
+                "{}: --reachability-out writes .csv",
+                p.display()
+            )));
+        }
+    }
+    let ((model, d, n, fit_s), threads) = c.exec.run(|_backend| {
+        let x = load_points::<f64>(&c.input)?;
+        let t = Instant::now();
+        let model = params.fit(&x.view())?;
+        Ok((model, x.ncols(), x.nrows(), secs(t)))
+    })?;
+    if let Some(p) = &a.reachability_out {
+        clustr::data::atomic_write(p, |file| {
+            let mut w = std::io::BufWriter::new(file);
+            let io = |e| clustr::Error::io(p, e);
+            writeln!(w, "position,index,reachability,core_distance,predecessor,label").map_err(io)?;
+            for (pos, &i) in model.ordering.iter().enumerate() {
+                writeln!(
+                    w,
+                    "{pos},{i},{:?},{:?},{},{}",
+                    model.reachability[i], model.core_distances[i], model.predecessor[i], model.labels[i]
+                )
+                .map_err(io)?;
+            }
+            w.flush().map_err(io)
+        })?;
+    }
+    if let Some(p) = &a.plot {
+        clustr::plot::reachability_plot(&model.ordering, &model.reachability, &model.labels, p)?;
+    }
+    let mut extra = serde_json::Map::new();
+    extra.insert("min_samples".into(), json!(c.min_samples));
+    extra.insert("max_eps".into(), json!(max_eps.is_finite().then_some(max_eps)));
+    extra.insert("metric".into(), json!(metric.to_string()));
+    extra.insert("extract".into(), json!(a.extract));
+    report(
+        "optics",
+        &model,
+        n,
+        d,
+        threads,
+        &c.labels_out,
+        &c.output,
+        fit_s,
+        extra,
+        started,
+    )
+}
