@@ -15,8 +15,9 @@
 //! - DBSCAN extraction at any `eps ≤ max_eps`, in linear time.
 //!
 //! Deliberate difference: scikit-learn finds the next point by a scan over all unprocessed
-//! points (O(n²) even with a finite `max_eps`); here a priority queue with lazy deletion
-//! gives the same order in O(n log n) plus the neighbour queries.
+//! points (O(n²) even with a finite `max_eps`); here a priority queue
+//! (decrease-key, each point held once) gives the same order in O(n log n) plus the
+//! neighbour queries.
 
 use crate::data::validate::check_points;
 use crate::density::index::{IndexKind, NeighborIndex};
@@ -27,8 +28,6 @@ use crate::scalar::Scalar;
 use crate::NOISE;
 use ndarray::ArrayView2;
 use rayon::prelude::*;
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 
 /// How clusters are read from the reachability plot.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -187,18 +186,75 @@ fn round15(x: f64) -> f64 {
     (x * 1e15).round_ties_even() / 1e15
 }
 
-/// A reachability key ordered by value then index (min-heap through `Reverse`).
-#[derive(Clone, Copy, PartialEq)]
-struct Key(f64, usize);
-impl Eq for Key {}
-impl PartialOrd for Key {
-    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(o))
-    }
+/// A binary min-heap of points keyed by (reachability, index) with decrease-key, so it holds
+/// each point at most once (memory O(n) even when every update improves a reachability).
+struct SeedHeap {
+    heap: Vec<usize>,
+    /// Position of each point in `heap`, `usize::MAX` when absent.
+    pos: Vec<usize>,
 }
-impl Ord for Key {
-    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
-        self.0.total_cmp(&o.0).then(self.1.cmp(&o.1))
+
+impl SeedHeap {
+    fn new(n: usize) -> Self {
+        SeedHeap {
+            heap: Vec::new(),
+            pos: vec![usize::MAX; n],
+        }
+    }
+
+    fn less(reach: &[f64], a: usize, b: usize) -> bool {
+        reach[a].total_cmp(&reach[b]).then(a.cmp(&b)).is_lt()
+    }
+
+    fn swap(&mut self, i: usize, j: usize) {
+        self.heap.swap(i, j);
+        self.pos[self.heap[i]] = i;
+        self.pos[self.heap[j]] = j;
+    }
+
+    fn up(&mut self, reach: &[f64], mut i: usize) {
+        while i > 0 {
+            let parent = (i - 1) / 2;
+            if !Self::less(reach, self.heap[i], self.heap[parent]) {
+                break;
+            }
+            self.swap(i, parent);
+            i = parent;
+        }
+    }
+
+    /// Inserts `p`, or moves it up after its reachability decreased.
+    fn push_or_decrease(&mut self, reach: &[f64], p: usize) {
+        if self.pos[p] == usize::MAX {
+            self.heap.push(p);
+            self.pos[p] = self.heap.len() - 1;
+        }
+        self.up(reach, self.pos[p]);
+    }
+
+    fn pop(&mut self, reach: &[f64]) -> Option<usize> {
+        let top = *self.heap.first()?;
+        let last = self.heap.len() - 1;
+        self.swap(0, last);
+        self.heap.pop();
+        self.pos[top] = usize::MAX;
+        let mut i = 0;
+        loop {
+            let (l, r) = (2 * i + 1, 2 * i + 2);
+            let mut m = i;
+            if l < self.heap.len() && Self::less(reach, self.heap[l], self.heap[m]) {
+                m = l;
+            }
+            if r < self.heap.len() && Self::less(reach, self.heap[r], self.heap[m]) {
+                m = r;
+            }
+            if m == i {
+                break;
+            }
+            self.swap(i, m);
+            i = m;
+        }
+        Some(top)
     }
 }
 
@@ -231,19 +287,11 @@ impl<F: Scalar> Fit<ArrayView2<'_, F>> for Optics {
         let mut pred = vec![-1i64; n];
         let mut processed = vec![false; n];
         let mut ordering = Vec::with_capacity(n);
-        let mut heap: BinaryHeap<Reverse<Key>> = BinaryHeap::new();
+        let mut seeds = SeedHeap::new(n);
         let mut next_fresh = 0;
         while ordering.len() < n {
-            // The smallest finite reachability (stale entries skipped), else the first
-            // unprocessed point.
-            let mut point = None;
-            while let Some(Reverse(Key(r, i))) = heap.pop() {
-                if !processed[i] && r == reach[i] {
-                    point = Some(i);
-                    break;
-                }
-            }
-            let p = point.unwrap_or_else(|| {
+            // The smallest finite reachability, else the first unprocessed point.
+            let p = seeds.pop(&reach).unwrap_or_else(|| {
                 while processed[next_fresh] {
                     next_fresh += 1;
                 }
@@ -260,7 +308,7 @@ impl<F: Scalar> Fit<ArrayView2<'_, F>> for Optics {
                     if r < reach[j] {
                         reach[j] = r;
                         pred[j] = p as i64;
-                        heap.push(Reverse(Key(r, j)));
+                        seeds.push_or_decrease(&reach, j);
                     }
                 }
                 true
