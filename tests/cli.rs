@@ -766,7 +766,7 @@ fn density_subcommands() {
         clustr::data::read_labels(d.join("a.csv")).unwrap(),
         clustr::data::read_labels(d.join("b.csv")).unwrap()
     );
-    assert_eq!(a["index"], "balltree");
+    assert_eq!(a["index"], "kdtree");
     let o = run_json(
         d,
         &[

@@ -40,7 +40,7 @@ fn dbscan_labels_equal_sklearn() {
             .map(|v| v as usize)
             .collect();
         let kinds: &[IndexKind] = if metric == MetricKind::Haversine {
-            &[IndexKind::Auto, IndexKind::BallTree]
+            &[IndexKind::Auto, IndexKind::KdTree, IndexKind::BallTree]
         } else {
             &[
                 IndexKind::Auto,
@@ -225,7 +225,7 @@ fn bad_input_is_an_error() {
     ));
     assert!(matches!(
         Dbscan::new(0.5)
-            .metric(MetricKind::Cosine)
+            .metric(MetricKind::SqEuclidean)
             .index(IndexKind::KdTree)
             .fit(&x.view())
             .unwrap_err(),

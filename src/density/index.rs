@@ -1,7 +1,9 @@
-//! Spatial indexes for radius and k-nearest-neighbour queries: a k-d tree (Bentley 1975) for
-//! Minkowski metrics in low dimension, a ball tree (Omohundro 1989) for any metric with the
-//! triangle inequality (haversine included; cosine through unit vectors, where
-//! `1 − cos = ‖u − v‖² / 2`), and brute force.
+//! Spatial indexes for radius and k-nearest-neighbour queries: a k-d tree (Bentley 1975) and
+//! a ball tree (Omohundro 1989) for every built-in metric except squared Euclidean, and brute
+//! force. Minkowski metrics are indexed as they are; cosine through unit vectors (where
+//! `1 − cos = ‖u − v‖² / 2`) and haversine through points on the unit sphere in 3-D (where the
+//! great-circle distance is `2R·asin(chord / 2)`), both with Euclidean bounds, so no
+//! trigonometry runs while descending a tree.
 //!
 //! Every index computes the final distance of a candidate with the same function,
 //! [`Metric::distance`], and includes it when `d ≤ eps`; the trees only prune with lower
@@ -11,7 +13,7 @@
 //! `leaf_size` (30, as scikit-learn) points.
 
 use crate::error::{Error, Result};
-use crate::metric::{Metric, MetricKind};
+use crate::metric::{haversine_prepared, GeoPoint, Metric, MetricKind, EARTH_RADIUS_KM};
 use crate::scalar::Scalar;
 use ndarray::{Array2, ArrayView2};
 use std::collections::BinaryHeap;
@@ -19,11 +21,10 @@ use std::collections::BinaryHeap;
 /// Which index answers neighbour queries.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum IndexKind {
-    /// k-d tree for Minkowski metrics up to 16 dimensions, ball tree for haversine and cosine
-    /// in low dimension, brute force above 16 dimensions.
+    /// k-d tree up to 16 dimensions, brute force above (and for squared Euclidean).
     #[default]
     Auto,
-    /// k-d tree (Minkowski metrics only).
+    /// k-d tree.
     KdTree,
     /// Ball tree (any built-in metric except squared Euclidean, which has no triangle
     /// inequality).
@@ -81,8 +82,17 @@ pub struct NeighborIndex<'a, F: Scalar> {
     /// Point order of the tree (leaves are ranges of it).
     order: Vec<usize>,
     nodes: Vec<Node>,
-    /// For cosine trees: the rows scaled to unit length (zero rows stay zero).
-    unit: Option<Array2<f64>>,
+    /// The coordinates trees bound, when not the rows themselves: unit vectors for cosine
+    /// (zero rows stay zero), points on the unit sphere for haversine.
+    embedding: Option<Array2<f64>>,
+    /// Haversine: each point's latitude and longitude prepared once.
+    geo: Vec<GeoPoint>,
+}
+
+/// The unit-sphere point of (latitude, longitude) in degrees.
+fn sphere(lat: f64, lon: f64) -> [f64; 3] {
+    let (phi, lambda) = (lat.to_radians(), lon.to_radians());
+    [phi.cos() * lambda.cos(), phi.cos() * lambda.sin(), phi.sin()]
 }
 
 impl<'a, F: Scalar> NeighborIndex<'a, F> {
@@ -94,48 +104,51 @@ impl<'a, F: Scalar> NeighborIndex<'a, F> {
                 "neighbour index needs rows in standard layout".into(),
             ));
         }
-        let minkowski = matches!(
-            metric,
-            MetricKind::Euclidean | MetricKind::Manhattan | MetricKind::Minkowski(_)
-        );
         let kind = match kind {
-            IndexKind::Auto if x.ncols() > 16 => IndexKind::Brute,
-            IndexKind::Auto if minkowski => IndexKind::KdTree,
-            IndexKind::Auto if metric == MetricKind::SqEuclidean => IndexKind::Brute,
-            IndexKind::Auto => IndexKind::BallTree,
-            IndexKind::KdTree if !minkowski => {
+            _ if metric == MetricKind::SqEuclidean && kind != IndexKind::Auto && kind != IndexKind::Brute => {
                 return Err(Error::param(
                     "index",
-                    "kdtree",
-                    format!("a k-d tree needs a Minkowski metric, not {metric}; use balltree or brute"),
-                ))
-            }
-            IndexKind::BallTree if metric == MetricKind::SqEuclidean => {
-                return Err(Error::param(
-                    "index",
-                    "balltree",
+                    format!("{kind:?}").to_lowercase(),
                     "sqeuclidean has no triangle inequality; use euclidean or brute",
                 ))
             }
+            IndexKind::Auto if x.ncols() > 16 || metric == MetricKind::SqEuclidean => IndexKind::Brute,
+            IndexKind::Auto => IndexKind::KdTree,
             k => k,
         };
-        let unit = (metric == MetricKind::Cosine && kind == IndexKind::BallTree).then(|| {
-            let mut u = x.mapv(|v| v.to_f64_exact());
-            for mut row in u.rows_mut() {
-                let norm = row.dot(&row).sqrt();
-                if norm > 0.0 {
-                    row /= norm;
+        let tree = kind != IndexKind::Brute;
+        let embedding = match metric {
+            MetricKind::Cosine if tree => {
+                let mut u = x.mapv(|v| v.to_f64_exact());
+                for mut row in u.rows_mut() {
+                    let norm = row.dot(&row).sqrt();
+                    if norm > 0.0 {
+                        row /= norm;
+                    }
                 }
+                Some(u)
             }
-            u
-        });
+            MetricKind::Haversine if tree => Some(Array2::from_shape_fn((x.nrows(), 3), |(i, j)| {
+                sphere(x[[i, 0]].to_f64_exact(), x[[i, 1]].to_f64_exact())[j]
+            })),
+            _ => None,
+        };
+        let geo = if metric == MetricKind::Haversine {
+            x.rows()
+                .into_iter()
+                .map(|r| GeoPoint::new(r[0].to_f64_exact(), r[1].to_f64_exact()))
+                .collect()
+        } else {
+            Vec::new()
+        };
         let mut index = NeighborIndex {
             x,
             metric,
             kind,
             order: (0..x.nrows()).collect(),
             nodes: Vec::new(),
-            unit,
+            embedding,
+            geo,
         };
         if kind != IndexKind::Brute {
             index.grow(0, x.nrows());
@@ -163,21 +176,35 @@ impl<'a, F: Scalar> NeighborIndex<'a, F> {
         &self.x.as_slice().expect("standard layout")[i * d..(i + 1) * d]
     }
 
-    /// Coordinates the tree bounds are computed in (unit vectors for cosine).
+    /// Coordinates the tree bounds are computed in.
     fn tree_coords(&self, i: usize) -> Vec<f64> {
-        match &self.unit {
-            Some(u) => u.row(i).to_vec(),
+        match &self.embedding {
+            Some(e) => e.row(i).to_vec(),
             None => self.row(i).iter().map(|v| v.to_f64_exact()).collect(),
         }
     }
 
     /// The metric of the tree's bounds.
     fn tree_metric(&self) -> MetricKind {
-        if self.unit.is_some() {
+        if self.embedding.is_some() {
             MetricKind::Euclidean
         } else {
             self.metric
         }
+    }
+
+    /// The distance from a query to indexed point `j`: exactly [`Metric::distance`]`(q, row j)`
+    /// (haversine through the prepared points, which is the same computation).
+    fn distance(&self, q: &[F], qg: Option<&GeoPoint>, j: usize) -> f64 {
+        match qg {
+            Some(g) => F::from_f64_lossy(haversine_prepared(g, &self.geo[j])).to_f64_exact(),
+            None => self.metric.distance(q, self.row(j)).to_f64_exact(),
+        }
+    }
+
+    fn prepare(&self, q: &[F]) -> Option<GeoPoint> {
+        (self.metric == MetricKind::Haversine)
+            .then(|| GeoPoint::new(q[0].to_f64_exact(), q[1].to_f64_exact()))
     }
 
     /// Builds the subtree of `order[start..end]`; returns its node id.
@@ -224,9 +251,9 @@ impl<'a, F: Scalar> NeighborIndex<'a, F> {
                 .max_by(|&a, &b| (hi[a] - lo[a]).total_cmp(&(hi[b] - lo[b])))
                 .expect("d >= 1");
             let mid = start + (end - start) / 2;
-            let unit = self.unit.as_ref();
+            let embedding = self.embedding.as_ref();
             let x = self.x;
-            let key = |i: usize| unit.map_or_else(|| x[[i, dim]].to_f64_exact(), |u| u[[i, dim]]);
+            let key = |i: usize| embedding.map_or_else(|| x[[i, dim]].to_f64_exact(), |e| e[[i, dim]]);
             self.order[start..end].select_nth_unstable_by(mid - start, |&a, &b| key(a).total_cmp(&key(b)));
             let left = self.grow(start, mid);
             let right = self.grow(mid, end);
@@ -256,33 +283,57 @@ impl<'a, F: Scalar> NeighborIndex<'a, F> {
         }
     }
 
-    /// `eps` in the tree's metric (cosine: the Euclidean radius between unit vectors).
+    /// `eps` in the tree's metric: for cosine the Euclidean distance of unit vectors
+    /// `√(2·eps)` (zero vectors sit at 1 from unit vectors, where cosine says 1, covered since
+    /// √(2·eps) ≥ 1 whenever eps ≥ 1); for haversine the chord `2·sin(eps / 2R)`.
     fn tree_radius(&self, eps: f64) -> f64 {
-        if self.unit.is_some() {
-            // Zero vectors sit at distance 1 from unit vectors, where cosine says 1: covered
-            // because √(2·eps) ≥ 1 whenever eps ≥ 1 ≥ 0.5.
-            (2.0 * eps.max(0.0)).sqrt()
-        } else {
-            eps
+        match (&self.embedding, self.metric) {
+            (Some(_), MetricKind::Cosine) => (2.0 * eps.max(0.0)).sqrt(),
+            (Some(_), MetricKind::Haversine) => {
+                2.0 * (eps.max(0.0) / (2.0 * EARTH_RADIUS_KM))
+                    .min(std::f64::consts::FRAC_PI_2)
+                    .sin()
+            }
+            _ => eps,
         }
     }
 
     fn query_coords(&self, q: &[F]) -> Vec<f64> {
         let mut c: Vec<f64> = q.iter().map(|v| v.to_f64_exact()).collect();
-        if self.unit.is_some() {
-            let norm = c.iter().map(|v| v * v).sum::<f64>().sqrt();
-            if norm > 0.0 {
-                c.iter_mut().for_each(|v| *v /= norm);
+        match (&self.embedding, self.metric) {
+            (Some(_), MetricKind::Cosine) => {
+                let norm = c.iter().map(|v| v * v).sum::<f64>().sqrt();
+                if norm > 0.0 {
+                    c.iter_mut().for_each(|v| *v /= norm);
+                }
+                c
             }
+            (Some(_), MetricKind::Haversine) => sphere(c[0], c[1]).to_vec(),
+            _ => c,
         }
-        c
     }
 
     /// Calls `visit(j, d)` for every indexed point `j` with `d = distance(q, j) ≤ eps`, until
     /// `visit` returns false. Order: the tree's, not by distance.
-    pub fn for_each_within(&self, q: &[F], eps: f64, mut visit: impl FnMut(usize, f64) -> bool) {
+    pub fn for_each_within(&self, q: &[F], eps: f64, visit: impl FnMut(usize, f64) -> bool) {
+        self.for_each_within_unless(q, eps, |_| false, visit)
+    }
+
+    /// As [`Self::for_each_within`], skipping (without computing their distance) the points
+    /// for which `skip(j)` holds.
+    pub fn for_each_within_unless(
+        &self,
+        q: &[F],
+        eps: f64,
+        skip: impl Fn(usize) -> bool,
+        mut visit: impl FnMut(usize, f64) -> bool,
+    ) {
+        let qg = self.prepare(q);
         let mut check = |j: usize| -> bool {
-            let d = self.metric.distance(q, self.row(j)).to_f64_exact();
+            if skip(j) {
+                return true;
+            }
+            let d = self.distance(q, qg.as_ref(), j);
             if d <= eps {
                 visit(j, d)
             } else {
@@ -353,8 +404,9 @@ impl<'a, F: Scalar> NeighborIndex<'a, F> {
             return Vec::new();
         }
         let mut heap: BinaryHeap<Cand> = BinaryHeap::with_capacity(k + 1);
+        let qg = self.prepare(q);
         let offer = |j: usize, heap: &mut BinaryHeap<Cand>| {
-            let c = Cand(self.metric.distance(q, self.row(j)).to_f64_exact(), j);
+            let c = Cand(self.distance(q, qg.as_ref(), j), j);
             if heap.len() < k {
                 heap.push(c);
             } else if c < *heap.peek().expect("k >= 1") {
@@ -459,8 +511,18 @@ mod tests {
                 0.9,
                 vec![IndexKind::KdTree, IndexKind::BallTree],
             ),
-            (MetricKind::Cosine, &x, 0.01, vec![IndexKind::BallTree]),
-            (MetricKind::Haversine, &geo, 25.0, vec![IndexKind::BallTree]),
+            (
+                MetricKind::Cosine,
+                &x,
+                0.01,
+                vec![IndexKind::KdTree, IndexKind::BallTree],
+            ),
+            (
+                MetricKind::Haversine,
+                &geo,
+                25.0,
+                vec![IndexKind::KdTree, IndexKind::BallTree],
+            ),
         ];
         for (metric, data, eps, kinds) in cases {
             let brute = NeighborIndex::build(data.view(), metric, IndexKind::Brute).unwrap();
@@ -487,9 +549,9 @@ mod tests {
             let idx = NeighborIndex::build(x.view(), MetricKind::Euclidean, kind).unwrap();
             assert_eq!(idx.within(&[0.0, 0.0], 5.0), vec![(0, 0.0), (1, 5.0)]);
         }
-        assert!(NeighborIndex::build(x.view(), MetricKind::Cosine, IndexKind::KdTree).is_err());
+        assert!(NeighborIndex::build(x.view(), MetricKind::SqEuclidean, IndexKind::KdTree).is_err());
         assert!(NeighborIndex::build(x.view(), MetricKind::SqEuclidean, IndexKind::BallTree).is_err());
         let auto = NeighborIndex::build(x.view(), MetricKind::Haversine, IndexKind::Auto).unwrap();
-        assert_eq!(auto.kind(), IndexKind::BallTree);
+        assert_eq!(auto.kind(), IndexKind::KdTree);
     }
 }

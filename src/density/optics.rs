@@ -302,8 +302,9 @@ impl<F: Scalar> Fit<ArrayView2<'_, F>> for Optics {
             if core[p].is_infinite() {
                 continue;
             }
-            index.for_each_within(index.point(p), self.max_eps, |j, d| {
-                if !processed[j] {
+            let is_processed = |j: usize| processed[j];
+            index.for_each_within_unless(index.point(p), self.max_eps, is_processed, |j, d| {
+                {
                     let r = round15(d.max(core[p]));
                     if r < reach[j] {
                         reach[j] = r;
