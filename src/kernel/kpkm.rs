@@ -1,0 +1,589 @@
+//! Kernel power k-means: exact KPKM on the n × n kernel matrix (Paul, Chakraborty, Das & Xu,
+//! "Kernel k-means, by all means", arXiv 2011.06461), plain kernel k-means (its s → −∞ limit,
+//! Lloyd in feature space), and RFF-KPKM: power k-means on random Fourier features, which is
+//! KPKM on the approximate kernel `ZZᵀ` in O(n·D) memory and O(n·D·k) time per iteration
+//! (Chen, Liang, Liu et al., AAAI 2026; the paper's body was not available, this is the
+//! construction its abstract describes, see ../shared/specs/rff-kpkm.md §1.4).
+//!
+//! In the exact methods a centroid is a combination `θⱼ = Σₗ aₗⱼ φ(xₗ)` with `Σₗ aₗⱼ = 1`, so
+//! `‖φ(xᵢ) − θⱼ‖² = Kᵢᵢ − 2(Ka)ᵢⱼ + aⱼᵀKaⱼ`: one n × n × k product per iteration. The kernel
+//! matrix is refused, with the memory it needs and RFF-KPKM as the alternative, above
+//! `memory_limit`.
+
+use crate::backend::{Backend, CpuBackend};
+use crate::error::{Error, Result};
+use crate::estimator::{Clustering, Fit, ProgressFn};
+use crate::kernel::power::{
+    argmin_rows, run, PowerFit, PowerInit, PowerKMeans, PowerKMeansModel, Schedule, Space,
+};
+use crate::kernel::rff::{Bandwidth, RandomFourierFeatures};
+use crate::linalg::gemm_abt;
+use crate::metric::MetricKind;
+use crate::scalar::Scalar;
+use ndarray::{Array1, Array2, ArrayView2, Axis, Zip};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use rayon::prelude::*;
+
+/// Rows per block of the kernel products.
+const BLOCK: usize = 512;
+
+/// The kernel of the exact methods.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Kernel {
+    /// `exp(−‖x − y‖² / (2σ²))`.
+    Gaussian(Bandwidth),
+    /// `xᵀy` (kernel methods then equal their explicit versions).
+    Linear,
+}
+
+/// The kernel matrix of `x` (n × n, f64), refused above `limit` bytes.
+pub fn kernel_matrix<F: Scalar>(
+    x: ArrayView2<F>,
+    kernel: Kernel,
+    seed: u64,
+    limit: u64,
+) -> Result<Array2<f64>> {
+    let n = x.nrows();
+    let needed = (n as u64).saturating_mul(n as u64).saturating_mul(8);
+    if needed > limit {
+        return Err(Error::TooLarge {
+            what: format!("the {n} x {n} kernel matrix"),
+            needed,
+            limit,
+            hint: "use rff-kpkm (random Fourier features, O(n·D) memory)".into(),
+        });
+    }
+    let x64 = x.mapv(|v| v.to_f64_exact());
+    let mut k = Array2::<f64>::zeros((n, n));
+    match kernel {
+        Kernel::Linear => k
+            .axis_chunks_iter_mut(Axis(0), BLOCK)
+            .into_par_iter()
+            .zip(x64.axis_chunks_iter(Axis(0), BLOCK))
+            .for_each(|(kb, xb)| gemm_abt(xb, x64.view(), kb, 1.0)),
+        Kernel::Gaussian(bw) => {
+            let sigma = bw.resolve(x, seed)?;
+            CpuBackend::default().pairwise(x64.view(), x64.view(), &MetricKind::SqEuclidean, k.view_mut())?;
+            let c = -1.0 / (2.0 * sigma * sigma);
+            k.par_mapv_inplace(|d| (d * c).exp());
+            k.diag_mut().fill(1.0);
+        }
+    }
+    Ok(k)
+}
+
+/// Centroids as combinations of kernel features.
+struct KernelSpace<'a> {
+    k: &'a Array2<f64>,
+    /// Coefficients aₗⱼ (columns sum to 1), n × k.
+    a: Array2<f64>,
+    /// K·a.
+    ka: Array2<f64>,
+    /// aⱼᵀKaⱼ.
+    aka: Array1<f64>,
+}
+
+impl<'a> KernelSpace<'a> {
+    fn new(k: &'a Array2<f64>, seeds: &[usize]) -> Self {
+        let n = k.nrows();
+        let mut a = Array2::<f64>::zeros((n, seeds.len()));
+        seeds.iter().enumerate().for_each(|(j, &i)| a[[i, j]] = 1.0);
+        let ka = k.select(Axis(1), seeds);
+        let aka = seeds.iter().map(|&i| k[[i, i]]).collect();
+        KernelSpace { k, a, ka, aka }
+    }
+
+    fn times_k(&self, a: &Array2<f64>) -> Array2<f64> {
+        let at = a.t().as_standard_layout().into_owned();
+        let mut out = Array2::<f64>::zeros(a.dim());
+        out.axis_chunks_iter_mut(Axis(0), BLOCK)
+            .into_par_iter()
+            .zip(self.k.axis_chunks_iter(Axis(0), BLOCK))
+            .for_each(|(ob, kb)| gemm_abt(kb, at.view(), ob, 1.0));
+        out
+    }
+}
+
+fn column_dots(a: &Array2<f64>, b: &Array2<f64>) -> Array1<f64> {
+    Zip::from(a.columns())
+        .and(b.columns())
+        .map_collect(|x, y| x.dot(&y))
+}
+
+impl Space for KernelSpace<'_> {
+    fn distances(&self) -> Result<Array2<f64>> {
+        let diag = self.k.diag();
+        let mut d = Array2::<f64>::zeros(self.ka.dim());
+        Zip::from(d.rows_mut())
+            .and(self.ka.rows())
+            .and(&diag)
+            .par_for_each(|mut dr, kar, &kii| {
+                Zip::from(&mut dr)
+                    .and(&kar)
+                    .and(&self.aka)
+                    .for_each(|d, &ka, &aka| *d = (kii - 2.0 * ka + aka).max(0.0));
+            });
+        Ok(d)
+    }
+
+    fn update(&mut self, w: &Array2<f64>) -> Result<(f64, f64)> {
+        let a_new = w / &w.sum_axis(Axis(0));
+        let ka_new = self.times_k(&a_new);
+        let aka_new = column_dots(&a_new, &ka_new);
+        let cross = column_dots(&a_new, &self.ka);
+        let moved = (&aka_new - &(2.0 * &cross) + &self.aka)
+            .mapv(|v| v.max(0.0))
+            .sum();
+        let norm = aka_new.sum();
+        self.a = a_new;
+        self.ka = ka_new;
+        self.aka = aka_new;
+        Ok((moved, norm))
+    }
+}
+
+/// Kernel k-means++ seeds (D² sampling with kernel distances; the first uniformly).
+fn kernel_kmeans_plus_plus(k: &Array2<f64>, n_clusters: usize, rng: &mut StdRng) -> Vec<usize> {
+    let n = k.nrows();
+    let mut seeds = vec![rng.random_range(0..n)];
+    let dist = |i: usize, c: usize| (k[[i, i]] - 2.0 * k[[i, c]] + k[[c, c]]).max(0.0);
+    let mut closest: Vec<f64> = (0..n).map(|i| dist(i, seeds[0])).collect();
+    while seeds.len() < n_clusters {
+        let total: f64 = closest.iter().sum();
+        let next = if total > 0.0 {
+            let mut r = rng.random::<f64>() * total;
+            closest
+                .iter()
+                .position(|&v| {
+                    r -= v;
+                    r < 0.0
+                })
+                .unwrap_or(n - 1)
+        } else {
+            (0..n).find(|i| !seeds.contains(i)).expect("k <= n")
+        };
+        seeds.push(next);
+        closest
+            .iter_mut()
+            .enumerate()
+            .for_each(|(i, c)| *c = c.min(dist(i, next)));
+    }
+    seeds
+}
+
+/// Parameters of exact kernel power k-means (the estimator).
+#[derive(Clone, Debug)]
+pub struct Kpkm {
+    /// Number of clusters.
+    pub k: usize,
+    /// Kernel (default Gaussian with the median heuristic).
+    pub kernel: Kernel,
+    /// Annealing and stopping (power k-means' defaults).
+    pub schedule: Schedule,
+    /// Initial centroids (data points).
+    pub init: PowerInit,
+    /// Largest kernel matrix allowed, in bytes (default 4 GiB).
+    pub memory_limit: u64,
+    /// Seed.
+    pub seed: u64,
+    /// Progress callback.
+    pub progress: Option<ProgressFn>,
+}
+
+impl Kpkm {
+    /// Exact KPKM with a Gaussian kernel of median-heuristic bandwidth.
+    pub fn new(k: usize) -> Self {
+        Kpkm {
+            k,
+            kernel: Kernel::Gaussian(Bandwidth::Median),
+            schedule: Schedule::default(),
+            init: PowerInit::Random,
+            memory_limit: 4 << 30,
+            seed: 0,
+            progress: None,
+        }
+    }
+    /// Kernel.
+    pub fn kernel(mut self, k: Kernel) -> Self {
+        self.kernel = k;
+        self
+    }
+    /// Annealing and stopping.
+    pub fn schedule(mut self, s: Schedule) -> Self {
+        self.schedule = s;
+        self
+    }
+    /// Initial centroids.
+    pub fn init(mut self, i: PowerInit) -> Self {
+        self.init = i;
+        self
+    }
+    /// Largest kernel matrix, in bytes.
+    pub fn memory_limit(mut self, b: u64) -> Self {
+        self.memory_limit = b;
+        self
+    }
+    /// Seed.
+    pub fn seed(mut self, s: u64) -> Self {
+        self.seed = s;
+        self
+    }
+    /// Progress callback.
+    pub fn progress(mut self, p: ProgressFn) -> Self {
+        self.progress = Some(p);
+        self
+    }
+}
+
+/// A fitted exact (kernel-matrix) model.
+#[derive(Clone, Debug, PartialEq)]
+pub struct KernelModel {
+    /// Labels, iterations, final s and objective (s is −∞ for kernel k-means).
+    pub fit: PowerFit,
+    /// Centroid coefficients aₗⱼ (n × k, columns summing to 1): `θⱼ = Σₗ aₗⱼ φ(xₗ)`.
+    pub coefficients: Array2<f64>,
+    /// The rows used as initial centroids.
+    pub seeds: Vec<usize>,
+}
+
+impl Clustering for KernelModel {
+    fn labels(&self) -> &[i64] {
+        &self.fit.labels
+    }
+    fn n_clusters(&self) -> usize {
+        self.coefficients.ncols()
+    }
+    fn loss(&self) -> Option<f64> {
+        Some(self.fit.objective)
+    }
+    fn n_iter(&self) -> usize {
+        self.fit.n_iter
+    }
+    fn converged(&self) -> bool {
+        self.fit.converged
+    }
+}
+
+fn prepare<F: Scalar>(
+    x: ArrayView2<F>,
+    k: usize,
+    kernel: Kernel,
+    init: &PowerInit,
+    limit: u64,
+    seed: u64,
+) -> Result<(Array2<f64>, Vec<usize>)> {
+    crate::data::validate::check_points(x)?;
+    crate::data::validate::check_k(k, x.nrows())?;
+    let km = kernel_matrix(x, kernel, seed, limit)?;
+    let mut rng = StdRng::seed_from_u64(seed);
+    let seeds = init.seeds(x.nrows(), k, &mut rng, |rng| {
+        Ok(kernel_kmeans_plus_plus(&km, k, rng))
+    })?;
+    Ok((km, seeds))
+}
+
+impl<F: Scalar> Fit<ArrayView2<'_, F>> for Kpkm {
+    type Model = KernelModel;
+    fn fit(&self, x: &ArrayView2<'_, F>) -> Result<KernelModel> {
+        self.schedule.validate()?;
+        let (km, seeds) = prepare(*x, self.k, self.kernel, &self.init, self.memory_limit, self.seed)?;
+        let mut space = KernelSpace::new(&km, &seeds);
+        let fit = run(&mut space, &self.schedule, self.progress.as_ref())?;
+        Ok(KernelModel {
+            fit,
+            coefficients: space.a,
+            seeds,
+        })
+    }
+}
+
+/// Parameters of plain kernel k-means (Lloyd's iterations in feature space; the estimator).
+#[derive(Clone, Debug)]
+pub struct KernelKMeans {
+    /// Number of clusters.
+    pub k: usize,
+    /// Kernel (default Gaussian with the median heuristic).
+    pub kernel: Kernel,
+    /// Maximum iterations (default 300).
+    pub max_iter: usize,
+    /// Initial centroids.
+    pub init: PowerInit,
+    /// Largest kernel matrix allowed, in bytes (default 4 GiB).
+    pub memory_limit: u64,
+    /// Seed.
+    pub seed: u64,
+}
+
+impl KernelKMeans {
+    /// Kernel k-means with a Gaussian kernel of median-heuristic bandwidth.
+    pub fn new(k: usize) -> Self {
+        KernelKMeans {
+            k,
+            kernel: Kernel::Gaussian(Bandwidth::Median),
+            max_iter: 300,
+            init: PowerInit::Random,
+            memory_limit: 4 << 30,
+            seed: 0,
+        }
+    }
+    /// Kernel.
+    pub fn kernel(mut self, k: Kernel) -> Self {
+        self.kernel = k;
+        self
+    }
+    /// Initial centroids.
+    pub fn init(mut self, i: PowerInit) -> Self {
+        self.init = i;
+        self
+    }
+    /// Seed.
+    pub fn seed(mut self, s: u64) -> Self {
+        self.seed = s;
+        self
+    }
+}
+
+impl<F: Scalar> Fit<ArrayView2<'_, F>> for KernelKMeans {
+    type Model = KernelModel;
+    /// Assign to the nearest centroid, move centroids to their clusters' means, until no label
+    /// changes; an emptied cluster keeps its previous centroid.
+    fn fit(&self, x: &ArrayView2<'_, F>) -> Result<KernelModel> {
+        let (km, seeds) = prepare(*x, self.k, self.kernel, &self.init, self.memory_limit, self.seed)?;
+        let mut space = KernelSpace::new(&km, &seeds);
+        let mut labels: Vec<i64> = Vec::new();
+        let (mut n_iter, mut converged) = (0, false);
+        while n_iter < self.max_iter {
+            n_iter += 1;
+            let d = space.distances()?;
+            let new = argmin_rows(&d);
+            if new == labels {
+                converged = true;
+                break;
+            }
+            labels = new;
+            let mut w = Array2::<f64>::zeros((km.nrows(), self.k));
+            labels
+                .iter()
+                .enumerate()
+                .for_each(|(i, &l)| w[[i, l as usize]] = 1.0);
+            for (j, mut col) in w.columns_mut().into_iter().enumerate() {
+                if col.sum() == 0.0 {
+                    col.assign(&space.a.column(j));
+                }
+            }
+            space.update(&w)?;
+        }
+        // The kernel k-means objective: Σᵢ minⱼ ‖φ(xᵢ) − θⱼ‖².
+        let objective = space
+            .distances()?
+            .rows()
+            .into_iter()
+            .map(|r| r.iter().copied().fold(f64::INFINITY, f64::min))
+            .sum::<f64>();
+        Ok(KernelModel {
+            fit: PowerFit {
+                labels,
+                n_iter,
+                converged,
+                s: f64::NEG_INFINITY,
+                objective,
+                objectives: Vec::new(),
+            },
+            coefficients: space.a,
+            seeds,
+        })
+    }
+}
+
+/// Parameters of RFF-KPKM: power k-means on random Fourier features of a Gaussian kernel (the
+/// estimator).
+#[derive(Clone, Debug)]
+pub struct RffKpkm {
+    /// Number of clusters.
+    pub k: usize,
+    /// Number of random features D (default 1,000).
+    pub n_features: usize,
+    /// Kernel bandwidth (default: median heuristic).
+    pub bandwidth: Bandwidth,
+    /// Annealing and stopping (power k-means' defaults).
+    pub schedule: Schedule,
+    /// Initial centroids (data points).
+    pub init: PowerInit,
+    /// Seed of the features and the initialisation.
+    pub seed: u64,
+    /// Progress callback.
+    pub progress: Option<ProgressFn>,
+}
+
+impl RffKpkm {
+    /// RFF-KPKM with D = 1,000 and the median-heuristic bandwidth.
+    pub fn new(k: usize) -> Self {
+        RffKpkm {
+            k,
+            n_features: 1000,
+            bandwidth: Bandwidth::Median,
+            schedule: Schedule::default(),
+            init: PowerInit::Random,
+            seed: 0,
+            progress: None,
+        }
+    }
+    /// Number of random features.
+    pub fn n_features(mut self, d: usize) -> Self {
+        self.n_features = d;
+        self
+    }
+    /// Kernel bandwidth.
+    pub fn bandwidth(mut self, b: Bandwidth) -> Self {
+        self.bandwidth = b;
+        self
+    }
+    /// Annealing and stopping.
+    pub fn schedule(mut self, s: Schedule) -> Self {
+        self.schedule = s;
+        self
+    }
+    /// Initial centroids.
+    pub fn init(mut self, i: PowerInit) -> Self {
+        self.init = i;
+        self
+    }
+    /// Seed.
+    pub fn seed(mut self, s: u64) -> Self {
+        self.seed = s;
+        self
+    }
+    /// Progress callback.
+    pub fn progress(mut self, p: ProgressFn) -> Self {
+        self.progress = Some(p);
+        self
+    }
+}
+
+/// A fitted RFF-KPKM.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RffKpkmModel<F> {
+    /// The feature map (for new points).
+    pub features: RandomFourierFeatures,
+    /// Power k-means on the features: centroids in feature space (k × D), labels, s.
+    pub power: PowerKMeansModel<F>,
+}
+
+impl<F: Scalar> Clustering for RffKpkmModel<F> {
+    fn labels(&self) -> &[i64] {
+        &self.power.fit.labels
+    }
+    fn n_clusters(&self) -> usize {
+        self.power.centers.nrows()
+    }
+    fn loss(&self) -> Option<f64> {
+        Some(self.power.fit.objective)
+    }
+    fn n_iter(&self) -> usize {
+        self.power.fit.n_iter
+    }
+    fn converged(&self) -> bool {
+        self.power.fit.converged
+    }
+}
+
+impl<F: Scalar> RffKpkmModel<F> {
+    /// The nearest centroid (in feature space) of each new point.
+    pub fn predict(&self, x: ArrayView2<F>) -> Result<Vec<i64>> {
+        crate::data::validate::check_points(x)?;
+        let z = self.features.transform(x)?;
+        let near =
+            CpuBackend::default().nearest(z.view(), self.power.centers.view(), &MetricKind::SqEuclidean)?;
+        Ok(near.into_iter().map(|m| m.index as i64).collect())
+    }
+}
+
+/// Draws the feature map of `x` (bandwidth resolved on a seeded sample) and maps `x`.
+pub(crate) fn rff_features<F: Scalar>(
+    x: ArrayView2<F>,
+    n_features: usize,
+    bandwidth: Bandwidth,
+    seed: u64,
+) -> Result<(RandomFourierFeatures, Array2<F>)> {
+    crate::data::validate::check_points(x)?;
+    let sigma = bandwidth.resolve(x, seed)?;
+    let rff = RandomFourierFeatures::new(x.ncols(), n_features, sigma, seed)?;
+    let z = rff.transform(x)?;
+    Ok((rff, z))
+}
+
+impl<F: Scalar> Fit<ArrayView2<'_, F>> for RffKpkm {
+    type Model = RffKpkmModel<F>;
+    fn fit(&self, x: &ArrayView2<'_, F>) -> Result<RffKpkmModel<F>> {
+        crate::data::validate::check_k(self.k, x.nrows())?;
+        let (features, z) = rff_features(*x, self.n_features, self.bandwidth, self.seed)?;
+        let mut power = PowerKMeans::new(self.k)
+            .schedule(self.schedule)
+            .init(self.init.clone())
+            .seed(self.seed);
+        power.progress = self.progress.clone();
+        let power = power.fit_rows(z.view())?;
+        Ok(RffKpkmModel { features, power })
+    }
+}
+
+/// Centroids of an exact model in explicit coordinates, for the linear kernel (`aᵀX`).
+pub fn linear_centroids(model: &KernelModel, x: ArrayView2<f64>) -> Array2<f64> {
+    model.coefficients.t().dot(&x)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::datasets::Blobs;
+
+    /// Spec acceptance 4a: exact KPKM with the linear kernel is power k-means on X.
+    #[test]
+    fn linear_kernel_kpkm_equals_power_kmeans() {
+        let x = Blobs::new(300, 3).n_features(2).seed(5).generate().unwrap().data;
+        let seeds = vec![3, 100, 200];
+        let explicit = PowerKMeans::new(3)
+            .init(PowerInit::Given(seeds.clone()))
+            .fit_rows(x.view())
+            .unwrap();
+        let kernel = Kpkm::new(3)
+            .kernel(Kernel::Linear)
+            .init(PowerInit::Given(seeds))
+            .fit(&x.view())
+            .unwrap();
+        assert_eq!(explicit.fit.labels, kernel.fit.labels);
+        assert_eq!(explicit.fit.n_iter, kernel.fit.n_iter);
+        let c = linear_centroids(&kernel, x.view());
+        for (a, b) in c.iter().zip(&explicit.centers) {
+            assert!((a - b).abs() <= 1e-8 * (1.0 + b.abs()), "{a} vs {b}");
+        }
+        assert!((kernel.fit.objective - explicit.fit.objective).abs() <= 1e-8 * explicit.fit.objective.abs());
+    }
+
+    #[test]
+    fn kernel_matrix_is_refused_above_the_limit() {
+        let x = Array2::<f64>::zeros((100, 2));
+        let e = Kpkm::new(2).memory_limit(1000).fit(&x.view()).unwrap_err();
+        assert!(matches!(e, Error::TooLarge { .. }));
+        assert!(e.to_string().contains("rff-kpkm"), "{e}");
+    }
+
+    #[test]
+    fn kernel_kmeans_with_linear_kernel_is_lloyd() {
+        let x = Blobs::new(400, 4).n_features(2).seed(8).generate().unwrap().data;
+        let seeds = vec![0, 1, 2, 3];
+        let kk = KernelKMeans::new(4)
+            .kernel(Kernel::Linear)
+            .init(PowerInit::Given(seeds.clone()))
+            .fit(&x.view())
+            .unwrap();
+        let init = x.select(Axis(0), &seeds);
+        let lloyd = crate::kmeans::KMeans::new(4)
+            .init(crate::kmeans::KMeansInit::Given(init))
+            .tol(0.0)
+            .fit(&x.view())
+            .unwrap();
+        assert_eq!(kk.fit.labels, lloyd.labels);
+    }
+}

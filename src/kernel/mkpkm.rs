@@ -1,0 +1,460 @@
+//! MKPKM and IP-RFF-MKPKM: kernel power k-means with several Gaussian kernels through random
+//! Fourier features, optionally with possibilistic typicalities that damp outliers.
+//!
+//! **Our reconstruction** (../shared/specs/rff-kpkm.md §1.5 and §1.7), since only the
+//! abstract of Chen, Liang, Liu et al. (AAAI 2026) could be read:
+//! - m Gaussian kernels with bandwidths `σ_p = f_p · σ_med` (default f = 1/4, 1/2, 1, 2, 4;
+//!   σ_med the median heuristic), each mapped by its own D random features; the combined
+//!   kernel is `Σ_p γ_p² K_p` with γ on the simplex, so `dᵢⱼ = Σ_p γ_p² d⁽ᵖ⁾ᵢⱼ`.
+//! - Each iteration: the per-kernel distances at the current centroids; the kernel weights by
+//!   the closed form of the MKKM line, `γ_p ∝ 1 / a_p` with `a_p = Σᵢⱼ vᵢⱼ d⁽ᵖ⁾ᵢⱼ` (this
+//!   completes the previous MM step, so `f_s` does not increase for a fixed s); the
+//!   typicalities `tᵢⱼ = 1 / (1 + (dᵢⱼ/ηⱼ)^(1/(m_p−1)))` (PCM, Krishnapuram & Keller 1993);
+//!   the power-mean weights `wᵢⱼ` of the typicality-modulated distances `t^(m_p−1)·d` (the
+//!   IPCM effective distance, Zhang & Leung 2004); centroids as `v = w·t^m_p`-weighted means;
+//!   `ηⱼ` as the v-weighted mean distance; and `s ← η·s` as power k-means.
+//! - Stage 1 runs the same loop without typicalities (MKPKM, t ≡ 1), as the FCM stage of
+//!   IPCM; stage 2 starts from its centroids, kernel weights and `ηⱼ` = the mean distance of
+//!   each cluster's points.
+//!
+//! With `possibilistic = false` only stage 1 runs: that is MKPKM on random features.
+
+use crate::error::{Error, Result};
+use crate::estimator::{Clustering, Fit, Progress, ProgressFn};
+use crate::kernel::power::{argmin_rows, objective_of, weights_of, PowerInit, Schedule};
+use crate::kernel::rff::{median_distance, RandomFourierFeatures};
+use crate::linalg::gemm_abt;
+use crate::scalar::Scalar;
+use crate::{backend::Backend, backend::CpuBackend, metric::MetricKind};
+use ndarray::{s, Array2, ArrayView2, Axis};
+use rand::rngs::StdRng;
+use rand::SeedableRng;
+use rayon::prelude::*;
+
+const BLOCK: usize = 4096;
+
+/// Parameters of IP-RFF-MKPKM (the estimator).
+#[derive(Clone, Debug)]
+pub struct IpRffMkpkm {
+    /// Number of clusters.
+    pub k: usize,
+    /// Random features per kernel, D (default 500).
+    pub n_features: usize,
+    /// Bandwidths: factors of the median heuristic (default 1/4, 1/2, 1, 2, 4).
+    pub sigma_factors: Vec<f64>,
+    /// Bandwidths given directly (instead of the factors).
+    pub sigmas: Option<Vec<f64>>,
+    /// Whether to run the possibilistic stage (default true; false is MKPKM).
+    pub possibilistic: bool,
+    /// Typicality exponent m_p > 1 (default 2).
+    pub m_p: f64,
+    /// Annealing and stopping of each stage (power k-means' defaults).
+    pub schedule: Schedule,
+    /// Initial centroids (data points).
+    pub init: PowerInit,
+    /// Seed of the features and the initialisation.
+    pub seed: u64,
+    /// Progress callback.
+    pub progress: Option<ProgressFn>,
+}
+
+impl IpRffMkpkm {
+    /// IP-RFF-MKPKM with our defaults (see the module comment).
+    pub fn new(k: usize) -> Self {
+        IpRffMkpkm {
+            k,
+            n_features: 500,
+            sigma_factors: vec![0.25, 0.5, 1.0, 2.0, 4.0],
+            sigmas: None,
+            possibilistic: true,
+            m_p: 2.0,
+            schedule: Schedule::default(),
+            init: PowerInit::Random,
+            seed: 0,
+            progress: None,
+        }
+    }
+    /// Random features per kernel.
+    pub fn n_features(mut self, d: usize) -> Self {
+        self.n_features = d;
+        self
+    }
+    /// Bandwidths as factors of the median heuristic.
+    pub fn sigma_factors(mut self, f: Vec<f64>) -> Self {
+        self.sigma_factors = f;
+        self
+    }
+    /// Bandwidths given directly.
+    pub fn sigmas(mut self, s: Vec<f64>) -> Self {
+        self.sigmas = Some(s);
+        self
+    }
+    /// Possibilistic stage on or off.
+    pub fn possibilistic(mut self, on: bool) -> Self {
+        self.possibilistic = on;
+        self
+    }
+    /// Typicality exponent.
+    pub fn m_p(mut self, m: f64) -> Self {
+        self.m_p = m;
+        self
+    }
+    /// Annealing and stopping.
+    pub fn schedule(mut self, s: Schedule) -> Self {
+        self.schedule = s;
+        self
+    }
+    /// Initial centroids.
+    pub fn init(mut self, i: PowerInit) -> Self {
+        self.init = i;
+        self
+    }
+    /// Seed.
+    pub fn seed(mut self, s: u64) -> Self {
+        self.seed = s;
+        self
+    }
+    /// Progress callback.
+    pub fn progress(mut self, p: ProgressFn) -> Self {
+        self.progress = Some(p);
+        self
+    }
+}
+
+/// A fitted IP-RFF-MKPKM.
+#[derive(Clone, Debug, PartialEq)]
+pub struct IpRffMkpkmModel<F> {
+    /// One feature map per kernel.
+    pub features: Vec<RandomFourierFeatures>,
+    /// Kernel weights γ (on the simplex).
+    pub kernel_weights: Vec<f64>,
+    /// Centroids per kernel (each k × D).
+    pub centers: Vec<Array2<F>>,
+    /// Nearest centroid of each point in the combined kernel.
+    pub labels: Vec<i64>,
+    /// Typicality tᵢⱼ of each point for each cluster (n × k; all 1 without the possibilistic
+    /// stage).
+    pub typicalities: Array2<f64>,
+    /// Scale ηⱼ of each cluster's typicality.
+    pub scales: Vec<f64>,
+    /// `f_s` before each update, both stages.
+    pub objectives: Vec<f64>,
+    /// Iterations (both stages).
+    pub n_iter: usize,
+    /// Whether the last stage converged.
+    pub converged: bool,
+    /// The power s at the end.
+    pub s: f64,
+}
+
+impl<F: Scalar> IpRffMkpkmModel<F> {
+    /// Each point's typicality for its own cluster: low values flag outliers.
+    pub fn typicality(&self) -> Vec<f64> {
+        self.labels
+            .iter()
+            .enumerate()
+            .map(|(i, &l)| self.typicalities[[i, l as usize]])
+            .collect()
+    }
+
+    /// Cluster centres in the input space: the means of each cluster's points weighted by
+    /// `typicality^m_p` (plain means without the possibilistic stage).
+    pub fn input_centroids(&self, x: ArrayView2<f64>, m_p: f64) -> Array2<f64> {
+        let k = self.centers[0].nrows();
+        let mut sums = Array2::<f64>::zeros((k, x.ncols()));
+        let mut totals = vec![0.0; k];
+        for (i, &l) in self.labels.iter().enumerate() {
+            let w = self.typicalities[[i, l as usize]].powf(m_p);
+            sums.row_mut(l as usize).scaled_add(w, &x.row(i));
+            totals[l as usize] += w;
+        }
+        for (mut r, t) in sums.rows_mut().into_iter().zip(totals) {
+            if t > 0.0 {
+                r /= t;
+            }
+        }
+        sums
+    }
+}
+
+impl<F: Scalar> Clustering for IpRffMkpkmModel<F> {
+    fn labels(&self) -> &[i64] {
+        &self.labels
+    }
+    fn n_clusters(&self) -> usize {
+        self.centers[0].nrows()
+    }
+    fn loss(&self) -> Option<f64> {
+        self.objectives.last().copied()
+    }
+    fn n_iter(&self) -> usize {
+        self.n_iter
+    }
+    fn converged(&self) -> bool {
+        self.converged
+    }
+}
+
+/// The iteration state shared by both stages.
+struct State<'a, F: Scalar> {
+    z: &'a [Array2<F>],
+    centers: Vec<Array2<F>>,
+    gamma: Vec<f64>,
+    /// `v = w·t^m_p` of the previous iteration (for the γ step).
+    prev_v: Option<Array2<f64>>,
+}
+
+impl<F: Scalar> State<'_, F> {
+    fn distances(&self) -> Result<Vec<Array2<f64>>> {
+        self.z
+            .iter()
+            .zip(&self.centers)
+            .map(|(z, c)| {
+                let mut d = Array2::<F>::zeros((z.nrows(), c.nrows()));
+                CpuBackend::default().pairwise(z.view(), c.view(), &MetricKind::SqEuclidean, d.view_mut())?;
+                Ok(d.mapv(|v| v.to_f64_exact()))
+            })
+            .collect()
+    }
+
+    /// γ_p ∝ 1/a_p with a_p = Σ v·d⁽ᵖ⁾.
+    fn update_gamma(&mut self, per_kernel: &[Array2<f64>]) {
+        if let Some(v) = &self.prev_v {
+            let inv: Vec<f64> = per_kernel
+                .iter()
+                .map(|d| 1.0 / (v * d).sum().max(f64::MIN_POSITIVE))
+                .collect();
+            let total: f64 = inv.iter().sum();
+            self.gamma = inv.iter().map(|a| a / total).collect();
+        }
+    }
+
+    fn combined(&self, per_kernel: &[Array2<f64>]) -> Array2<f64> {
+        let mut d = Array2::<f64>::zeros(per_kernel[0].dim());
+        for (dp, g) in per_kernel.iter().zip(&self.gamma) {
+            d.scaled_add(g * g, dp);
+        }
+        d
+    }
+
+    /// Centroids ← v-weighted means in every kernel's features; returns (moved², norm²).
+    fn update_centers(&mut self, v: &Array2<f64>) -> (f64, f64) {
+        let totals = v.sum_axis(Axis(0));
+        let (mut moved, mut norm) = (0.0, 0.0);
+        for (z, c) in self.z.iter().zip(self.centers.iter_mut()) {
+            let (n, dim) = z.dim();
+            let k = v.ncols();
+            let parts: Vec<Array2<f64>> = (0..n.div_ceil(BLOCK))
+                .into_par_iter()
+                .map(|b| {
+                    let rows = b * BLOCK..((b + 1) * BLOCK).min(n);
+                    let vb = v.slice(s![rows.clone(), ..]).mapv(F::from_f64_lossy);
+                    let mut out = Array2::<F>::zeros((k, dim));
+                    gemm_abt(vb.t(), z.slice(s![rows, ..]).t(), out.view_mut(), F::one());
+                    out.mapv(|x| x.to_f64_exact())
+                })
+                .collect();
+            let mut sums = Array2::<f64>::zeros((k, dim));
+            parts.iter().for_each(|p| sums += p);
+            for j in 0..k {
+                for q in 0..dim {
+                    let new = if totals[j] > 0.0 {
+                        sums[[j, q]] / totals[j]
+                    } else {
+                        c[[j, q]].to_f64_exact()
+                    };
+                    let old = c[[j, q]].to_f64_exact();
+                    moved += (new - old) * (new - old);
+                    norm += new * new;
+                    c[[j, q]] = F::from_f64_lossy(new);
+                }
+            }
+        }
+        (moved, norm)
+    }
+}
+
+fn typicalities(d: &Array2<f64>, eta: &[f64], m_p: f64) -> Array2<f64> {
+    let e = 1.0 / (m_p - 1.0);
+    let mut t = d.clone();
+    for mut row in t.rows_mut() {
+        row.iter_mut()
+            .zip(eta)
+            .for_each(|(v, &h)| *v = 1.0 / (1.0 + (*v / h.max(f64::MIN_POSITIVE)).powf(e)));
+    }
+    t
+}
+
+impl IpRffMkpkm {
+    fn validate(&self, n: usize) -> Result<()> {
+        crate::data::validate::check_k(self.k, n)?;
+        self.schedule.validate()?;
+        if !(self.m_p > 1.0 && self.m_p.is_finite()) {
+            return Err(Error::param(
+                "m_p",
+                self.m_p,
+                "the typicality exponent must be > 1",
+            ));
+        }
+        let bws = self.sigmas.as_ref().unwrap_or(&self.sigma_factors);
+        if bws.is_empty() {
+            return Err(Error::param("sigmas", "[]", "at least one kernel"));
+        }
+        if let Some(b) = bws.iter().find(|b| !(**b > 0.0 && b.is_finite())) {
+            return Err(Error::param("sigma", b, "bandwidths must be positive and finite"));
+        }
+        Ok(())
+    }
+
+    /// One stage of the loop; `eta` is `None` for stage 1 (no typicalities).
+    fn stage<F: Scalar>(
+        &self,
+        state: &mut State<F>,
+        mut eta: Option<Vec<f64>>,
+        objectives: &mut Vec<f64>,
+        iter_offset: usize,
+    ) -> Result<(usize, bool, f64, Option<Vec<f64>>)> {
+        let sched = &self.schedule;
+        let mut s = sched.s0;
+        let (mut n_iter, mut converged) = (0, false);
+        while n_iter < sched.max_iter {
+            n_iter += 1;
+            let per_kernel = state.distances()?;
+            state.update_gamma(&per_kernel);
+            let d = state.combined(&per_kernel);
+            // The centroid weights v: the power-mean weights (stage 1), or those of the
+            // typicality-modulated distances times t^m_p (stage 2).
+            let v = match &eta {
+                None => {
+                    objectives.push(objective_of(&d, s));
+                    weights_of(&d, s)
+                }
+                Some(h) => {
+                    let t = typicalities(&d, h, self.m_p);
+                    let modulated = &t.mapv(|v| v.powf(self.m_p - 1.0)) * &d;
+                    objectives.push(objective_of(&modulated, s));
+                    &weights_of(&modulated, s) * &t.mapv(|v| v.powf(self.m_p))
+                }
+            };
+            let (moved, norm) = state.update_centers(&v);
+            if let Some(h) = eta.as_mut() {
+                let num = (&v * &d).sum_axis(Axis(0));
+                let den = v.sum_axis(Axis(0));
+                h.iter_mut().zip(num.iter().zip(&den)).for_each(|(h, (&a, &b))| {
+                    if b > 0.0 {
+                        *h = a / b
+                    }
+                });
+            }
+            state.prev_v = Some(v);
+            if let Some(p) = &self.progress {
+                p.report(&Progress {
+                    iteration: iter_offset + n_iter,
+                    max_iter: Some(2 * sched.max_iter),
+                    objective: objectives.last().copied(),
+                });
+            }
+            if n_iter % sched.anneal_every == 0 {
+                s *= sched.eta;
+            }
+            if moved.sqrt() <= sched.tol * norm.sqrt() {
+                converged = true;
+                break;
+            }
+        }
+        Ok((n_iter, converged, s, eta))
+    }
+}
+
+impl<F: Scalar> Fit<ArrayView2<'_, F>> for IpRffMkpkm {
+    type Model = IpRffMkpkmModel<F>;
+
+    fn fit(&self, x: &ArrayView2<'_, F>) -> Result<IpRffMkpkmModel<F>> {
+        crate::data::validate::check_points(*x)?;
+        self.validate(x.nrows())?;
+        let x = crate::data::standard_layout(*x);
+        let sigmas: Vec<f64> = match &self.sigmas {
+            Some(s) => s.clone(),
+            None => {
+                let med = median_distance(x.view(), 1000, self.seed);
+                if !(med > 0.0) {
+                    return Err(Error::param(
+                        "sigma",
+                        med,
+                        "the median distance is 0 (all points equal?)",
+                    ));
+                }
+                self.sigma_factors.iter().map(|f| f * med).collect()
+            }
+        };
+        let features: Vec<RandomFourierFeatures> = sigmas
+            .iter()
+            .enumerate()
+            .map(|(p, &sg)| {
+                RandomFourierFeatures::new(x.ncols(), self.n_features, sg, self.seed.wrapping_add(p as u64))
+            })
+            .collect::<Result<_>>()?;
+        let z: Vec<Array2<F>> = features
+            .iter()
+            .map(|f| f.transform(x.view()))
+            .collect::<Result<_>>()?;
+        let mut rng = StdRng::seed_from_u64(self.seed);
+        let seeds = self.init.seeds(x.nrows(), self.k, &mut rng, |rng| {
+            crate::kmeans::kmeans_plus_plus_indices(x.view(), self.k, rng)
+        })?;
+        let m = z.len();
+        let mut state = State {
+            z: &z,
+            centers: z.iter().map(|zp| zp.select(Axis(0), &seeds)).collect(),
+            gamma: vec![1.0 / m as f64; m],
+            prev_v: None,
+        };
+        let mut objectives = Vec::new();
+        let (mut n_iter, mut converged, mut s, _) = self.stage(&mut state, None, &mut objectives, 0)?;
+        let mut eta = None;
+        if self.possibilistic {
+            let d = state.combined(&state.distances()?);
+            let labels = argmin_rows(&d);
+            let mut sums = vec![0.0; self.k];
+            let mut counts = vec![0usize; self.k];
+            for (i, &l) in labels.iter().enumerate() {
+                sums[l as usize] += d[[i, l as usize]];
+                counts[l as usize] += 1;
+            }
+            let overall = d.mean().unwrap_or(1.0);
+            let h0: Vec<f64> = (0..self.k)
+                .map(|j| {
+                    if counts[j] > 0 && sums[j] > 0.0 {
+                        sums[j] / counts[j] as f64
+                    } else {
+                        overall
+                    }
+                })
+                .collect();
+            state.prev_v = None;
+            let (it2, conv2, s2, h) = self.stage(&mut state, Some(h0), &mut objectives, n_iter)?;
+            n_iter += it2;
+            converged = conv2;
+            s = s2;
+            eta = h;
+        }
+        let d = state.combined(&state.distances()?);
+        let labels = argmin_rows(&d);
+        let typicalities = match &eta {
+            Some(h) => typicalities(&d, h, self.m_p),
+            None => Array2::from_elem(d.dim(), 1.0),
+        };
+        Ok(IpRffMkpkmModel {
+            features,
+            kernel_weights: state.gamma.clone(),
+            centers: state.centers,
+            labels,
+            typicalities,
+            scales: eta.unwrap_or_default(),
+            objectives,
+            n_iter,
+            converged,
+            s,
+        })
+    }
+}
