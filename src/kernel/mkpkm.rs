@@ -22,7 +22,7 @@
 use crate::error::{Error, Result};
 use crate::estimator::{Clustering, Fit, Progress, ProgressFn};
 use crate::kernel::power::{argmin_rows, objective_of, weights_of, PowerInit, Schedule};
-use crate::kernel::rff::{median_distance, RandomFourierFeatures};
+use crate::kernel::rff::{Bandwidth, RandomFourierFeatures};
 use crate::linalg::gemm_abt;
 use crate::scalar::Scalar;
 use crate::{backend::Backend, backend::CpuBackend, metric::MetricKind};
@@ -376,14 +376,7 @@ impl<F: Scalar> Fit<ArrayView2<'_, F>> for IpRffMkpkm {
         let sigmas: Vec<f64> = match &self.sigmas {
             Some(s) => s.clone(),
             None => {
-                let med = median_distance(x.view(), 1000, self.seed);
-                if !(med > 0.0) {
-                    return Err(Error::param(
-                        "sigma",
-                        med,
-                        "the median distance is 0 (all points equal?)",
-                    ));
-                }
+                let med = Bandwidth::Median.resolve(x.view(), self.seed)?;
                 self.sigma_factors.iter().map(|f| f * med).collect()
             }
         };
