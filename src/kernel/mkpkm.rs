@@ -4,18 +4,23 @@
 //! **Our reconstruction** (../shared/specs/rff-kpkm.md §1.5 and §1.7), since only the
 //! abstract of Chen, Liang, Liu et al. (AAAI 2026) could be read:
 //! - m Gaussian kernels with bandwidths `σ_p = f_p · σ_med` (default f = 1/4, 1/2, 1, 2, 4;
-//!   σ_med the median heuristic), each mapped by its own D random features; the combined
-//!   kernel is `Σ_p γ_p² K_p` with γ on the simplex, so `dᵢⱼ = Σ_p γ_p² d⁽ᵖ⁾ᵢⱼ`.
+//!   σ_med the median heuristic), each mapped by its own D random features and normalised,
+//!   as the MKKM literature centres and trace-normalises its kernels, so that its total
+//!   scatter `Σᵢ‖zᵢ − z̄‖²` is n (without it the weights reward the widest kernel, in which
+//!   all points are close, instead of the one that separates clusters); the combined kernel
+//!   is `Σ_p γ_p² K_p` with γ on the simplex, so `dᵢⱼ = Σ_p γ_p² d⁽ᵖ⁾ᵢⱼ`.
 //! - Each iteration: the per-kernel distances at the current centroids; the kernel weights by
 //!   the closed form of the MKKM line, `γ_p ∝ 1 / a_p` with `a_p = Σᵢⱼ vᵢⱼ d⁽ᵖ⁾ᵢⱼ` (this
 //!   completes the previous MM step, so `f_s` does not increase for a fixed s); the
 //!   typicalities `tᵢⱼ = 1 / (1 + (dᵢⱼ/ηⱼ)^(1/(m_p−1)))` (PCM, Krishnapuram & Keller 1993);
 //!   the power-mean weights `wᵢⱼ` of the typicality-modulated distances `t^(m_p−1)·d` (the
 //!   IPCM effective distance, Zhang & Leung 2004); centroids as `v = w·t^m_p`-weighted means;
-//!   `ηⱼ` as the v-weighted mean distance; and `s ← η·s` as power k-means.
+//!   and `s ← η·s` as power k-means.
 //! - Stage 1 runs the same loop without typicalities (MKPKM, t ≡ 1), as the FCM stage of
-//!   IPCM; stage 2 starts from its centroids, kernel weights and `ηⱼ` = the mean distance of
-//!   each cluster's points.
+//!   IPCM; stage 2 starts from its centroids and kernel weights, with the scales `ηⱼ` fixed
+//!   to the mean distance of each cluster's points after stage 1 (IPCM estimates η once per
+//!   stage; re-estimating it every iteration, as §1.7 of the spec suggests, shrinks η onto
+//!   the closest points until almost every typicality is 0).
 //!
 //! With `possibilistic = false` only stage 1 runs: that is MKPKM on random features.
 
@@ -274,6 +279,31 @@ impl<F: Scalar> State<'_, F> {
     }
 }
 
+/// Scales features so that their total scatter `Σᵢ‖zᵢ − z̄‖²` is n.
+fn unit_scatter<F: Scalar>(mut z: Array2<F>) -> Array2<F> {
+    let n = z.nrows() as f64;
+    let mean: Vec<f64> = z
+        .columns()
+        .into_iter()
+        .map(|c| c.iter().map(|v| v.to_f64_exact()).sum::<f64>() / n)
+        .collect();
+    let scatter: f64 = z
+        .rows()
+        .into_iter()
+        .map(|r| {
+            r.iter()
+                .zip(&mean)
+                .map(|(v, m)| (v.to_f64_exact() - m).powi(2))
+                .sum::<f64>()
+        })
+        .sum();
+    if scatter > 0.0 {
+        let f = F::from_f64_lossy((n / scatter).sqrt());
+        z.mapv_inplace(|v| v * f);
+    }
+    z
+}
+
 fn typicalities(d: &Array2<f64>, eta: &[f64], m_p: f64) -> Array2<f64> {
     let e = 1.0 / (m_p - 1.0);
     let mut t = d.clone();
@@ -310,7 +340,7 @@ impl IpRffMkpkm {
     fn stage<F: Scalar>(
         &self,
         state: &mut State<F>,
-        mut eta: Option<Vec<f64>>,
+        eta: Option<Vec<f64>>,
         objectives: &mut Vec<f64>,
         iter_offset: usize,
     ) -> Result<(usize, bool, f64, Option<Vec<f64>>)> {
@@ -337,15 +367,6 @@ impl IpRffMkpkm {
                 }
             };
             let (moved, norm) = state.update_centers(&v);
-            if let Some(h) = eta.as_mut() {
-                let num = (&v * &d).sum_axis(Axis(0));
-                let den = v.sum_axis(Axis(0));
-                h.iter_mut().zip(num.iter().zip(&den)).for_each(|(h, (&a, &b))| {
-                    if b > 0.0 {
-                        *h = a / b
-                    }
-                });
-            }
             state.prev_v = Some(v);
             if let Some(p) = &self.progress {
                 p.report(&Progress {
@@ -389,7 +410,7 @@ impl<F: Scalar> Fit<ArrayView2<'_, F>> for IpRffMkpkm {
             .collect::<Result<_>>()?;
         let z: Vec<Array2<F>> = features
             .iter()
-            .map(|f| f.transform(x.view()))
+            .map(|f| Ok(unit_scatter(f.transform(x.view())?)))
             .collect::<Result<_>>()?;
         let mut rng = StdRng::seed_from_u64(self.seed);
         let seeds = self.init.seeds(x.nrows(), self.k, &mut rng, |rng| {

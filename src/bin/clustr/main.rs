@@ -8,6 +8,7 @@ mod density_cmd;
 mod distances;
 mod eval_cmd;
 mod harness;
+mod kernel_cmd;
 mod kmeans_cmd;
 mod kmedoids_cmd;
 mod mixture_cmd;
@@ -42,6 +43,14 @@ enum Command {
     /// OPTICS with xi or DBSCAN extraction, reachability CSV and plot.
     #[command(allow_negative_numbers = true)]
     Optics(density_cmd::OpticsArgs),
+    /// Power k-means (Xu & Lange 2019): annealed from k-harmonic means to k-means.
+    PowerKmeans(kernel_cmd::PowerKMeansArgs),
+    /// Exact kernel power k-means on the n × n Gaussian kernel matrix.
+    Kpkm(kernel_cmd::KpkmArgs),
+    /// Kernel power k-means on random Fourier features (no n × n matrix).
+    RffKpkm(kernel_cmd::RffKpkmArgs),
+    /// Multiple-kernel, possibilistic RFF kernel power k-means (robust to outliers).
+    IpRffMkpkm(kernel_cmd::IpArgs),
     /// Gaussian mixture fitted by EM (scikit-learn's GaussianMixture semantics).
     Gmm(mixture_cmd::GmmArgs),
     /// PPP: k-means partitions validated by a GMM, choosing k (our reading of Sultan 2020).
@@ -95,6 +104,10 @@ fn main() -> ExitCode {
         Command::MinibatchKmeans(a) => kmeans_cmd::run_minibatch(a),
         Command::Dbscan(a) => density_cmd::run_dbscan(a),
         Command::Optics(a) => density_cmd::run_optics(a),
+        Command::PowerKmeans(a) => kernel_cmd::run_power_kmeans(a),
+        Command::Kpkm(a) => kernel_cmd::run_kpkm(a),
+        Command::RffKpkm(a) => kernel_cmd::run_rff_kpkm(a),
+        Command::IpRffMkpkm(a) => kernel_cmd::run_ip_rff_mkpkm(a),
         Command::Gmm(a) => mixture_cmd::run_gmm(a),
         Command::Ppp(a) => mixture_cmd::run_ppp(a),
         Command::Pam(a) => kmedoids_cmd::run("pam", a),

@@ -1,0 +1,278 @@
+//! `clustr power-kmeans`, `kpkm`, `rff-kpkm` and `ip-rff-mkpkm`.
+
+use crate::harness::{
+    iteration_bar, load_points, secs, AlgoArgs, CliError, CliResult, Dtype, ExecArgs, OutputArgs, Report,
+};
+use clustr::data::write_matrix;
+use clustr::kernel::{Bandwidth, IpRffMkpkm, Kernel, Kpkm, PowerKMeans, RffKpkm, Schedule};
+use clustr::{Clustering, Fit, Scalar};
+use serde_json::json;
+use std::path::PathBuf;
+use std::time::Instant;
+
+/// Options of every power k-means command.
+#[derive(clap::Args)]
+pub struct PowerArgs {
+    /// Points, rows = samples (.npy or .csv).
+    input: PathBuf,
+    #[command(flatten)]
+    algo: AlgoArgs,
+    /// Initial power s0 (negative).
+    #[arg(long, default_value_t = -1.0, allow_negative_numbers = true)]
+    s0: f64,
+    /// Annealing factor: s ← eta·s every 2 iterations.
+    #[arg(long, default_value_t = 1.04)]
+    eta: f64,
+    /// Relative tolerance on the centroids' movement.
+    #[arg(long, default_value_t = 1e-4)]
+    tol: f64,
+    /// Initial centroids: random (k data points) or k-means++.
+    #[arg(long, default_value = "random")]
+    init: String,
+    /// Element type of the computation: f32 or f64.
+    #[arg(long, value_enum, default_value = "f64")]
+    dtype: Dtype,
+    #[command(flatten)]
+    exec: ExecArgs,
+    #[command(flatten)]
+    output: OutputArgs,
+}
+
+impl PowerArgs {
+    fn schedule(&self) -> Schedule {
+        Schedule {
+            s0: self.s0,
+            eta: self.eta,
+            tol: self.tol,
+            max_iter: self.algo.max_iter.unwrap_or(200),
+            ..Schedule::default()
+        }
+    }
+    fn init(&self) -> CliResult<clustr::kernel::PowerInit> {
+        Ok(match self.init.as_str() {
+            "random" => clustr::kernel::PowerInit::Random,
+            "k-means++" | "kmeans++" => clustr::kernel::PowerInit::KMeansPlusPlus,
+            other => {
+                return Err(CliError::usage(format!(
+                    "invalid parameter init = {other}: expected random or k-means++"
+                )))
+            }
+        })
+    }
+}
+
+/// `--sigma S` or `--sigma median`.
+fn bandwidth(s: &str) -> CliResult<Bandwidth> {
+    if s == "median" {
+        return Ok(Bandwidth::Median);
+    }
+    s.parse::<f64>().map(Bandwidth::Given).map_err(|_| {
+        CliError::usage(format!(
+            "invalid parameter sigma = {s}: expected a number or median"
+        ))
+    })
+}
+
+#[derive(clap::Args)]
+pub struct PowerKMeansArgs {
+    #[command(flatten)]
+    power: PowerArgs,
+}
+
+#[derive(clap::Args)]
+pub struct KpkmArgs {
+    #[command(flatten)]
+    power: PowerArgs,
+    /// Gaussian kernel bandwidth: a number or median (the median heuristic).
+    #[arg(long, default_value = "median")]
+    sigma: String,
+    /// Largest kernel matrix allowed, in MiB.
+    #[arg(long, default_value_t = 4096)]
+    max_memory_mib: u64,
+}
+
+#[derive(clap::Args)]
+pub struct RffKpkmArgs {
+    #[command(flatten)]
+    power: PowerArgs,
+    /// Number of random Fourier features D.
+    #[arg(long, default_value_t = 1000)]
+    n_features: usize,
+    /// Gaussian kernel bandwidth: a number or median (the median heuristic).
+    #[arg(long, default_value = "median")]
+    sigma: String,
+}
+
+#[derive(clap::Args)]
+pub struct IpArgs {
+    #[command(flatten)]
+    power: PowerArgs,
+    /// Random Fourier features per kernel.
+    #[arg(long, default_value_t = 500)]
+    n_features: usize,
+    /// Bandwidths of the kernels, comma-separated (default: 1/4, 1/2, 1, 2, 4 x the median).
+    #[arg(long, value_delimiter = ',')]
+    sigmas: Option<Vec<f64>>,
+    /// Typicality exponent m_p (> 1).
+    #[arg(long, default_value_t = 2.0)]
+    m_p: f64,
+    /// Run MKPKM only (no possibilistic stage).
+    #[arg(long)]
+    no_possibilistic: bool,
+    /// Write each point's typicality for its own cluster here (.npy or .csv).
+    #[arg(long)]
+    typicality_out: Option<PathBuf>,
+}
+
+/// Loads the points, runs `fit` on them under the thread pool, and reports.
+fn run_with<F: Scalar, M: Clustering + Send>(
+    name: &str,
+    p: &PowerArgs,
+    fit: impl FnOnce(&ndarray::Array2<F>, clustr::ProgressFn) -> clustr::Result<M> + Send,
+    extra: impl FnOnce(&M, &ndarray::Array2<F>) -> CliResult<serde_json::Map<String, serde_json::Value>>,
+) -> CliResult {
+    let started = Instant::now();
+    let ((model, x, read_s, fit_s), threads) = p.exec.run(|_backend| {
+        let t0 = Instant::now();
+        let x = load_points::<F>(&p.input)?;
+        let read_s = secs(t0);
+        let (bar, progress) = iteration_bar(p.algo.max_iter.unwrap_or(200), name, &p.output);
+        let t1 = Instant::now();
+        let model = fit(&x, progress)?;
+        bar.finish_and_clear();
+        Ok((model, x, read_s, secs(t1)))
+    })?;
+    let extra = extra(&model, &x)?;
+    Report {
+        algorithm: name,
+        n: x.nrows(),
+        d: Some(x.ncols()),
+        k: Some(p.algo.k),
+        model: &model,
+        backend: "cpu",
+        threads,
+        seed: p.algo.seed,
+        seconds: vec![("read", read_s), ("fit", fit_s)],
+        extra,
+    }
+    .emit(&p.algo, &p.output, started)
+}
+
+pub fn run_power_kmeans(a: PowerKMeansArgs) -> CliResult {
+    let p = &a.power;
+    let params = PowerKMeans::new(p.algo.k)
+        .schedule(p.schedule())
+        .init(p.init()?)
+        .seed(p.algo.seed);
+    fn go<F: Scalar>(p: &PowerArgs, params: PowerKMeans) -> CliResult {
+        run_with::<F, _>(
+            "power-kmeans",
+            p,
+            |x, prog| params.progress(prog).fit(&x.view()),
+            |m, _| {
+                let mut e = serde_json::Map::new();
+                e.insert("s".into(), json!(m.fit.s));
+                Ok(e)
+            },
+        )
+    }
+    match p.dtype {
+        Dtype::F32 => go::<f32>(p, params),
+        Dtype::F64 => go::<f64>(p, params),
+    }
+}
+
+pub fn run_kpkm(a: KpkmArgs) -> CliResult {
+    let p = &a.power;
+    let params = Kpkm::new(p.algo.k)
+        .kernel(Kernel::Gaussian(bandwidth(&a.sigma)?))
+        .schedule(p.schedule())
+        .init(p.init()?)
+        .memory_limit(a.max_memory_mib << 20)
+        .seed(p.algo.seed);
+    fn go<F: Scalar>(p: &PowerArgs, params: Kpkm) -> CliResult {
+        run_with::<F, _>(
+            "kpkm",
+            p,
+            |x, prog| params.progress(prog).fit(&x.view()),
+            |m: &clustr::kernel::KernelModel, _| {
+                let mut e = serde_json::Map::new();
+                e.insert("s".into(), json!(m.fit.s));
+                Ok(e)
+            },
+        )
+    }
+    match p.dtype {
+        Dtype::F32 => go::<f32>(p, params),
+        Dtype::F64 => go::<f64>(p, params),
+    }
+}
+
+pub fn run_rff_kpkm(a: RffKpkmArgs) -> CliResult {
+    let p = &a.power;
+    let params = RffKpkm::new(p.algo.k)
+        .n_features(a.n_features)
+        .bandwidth(bandwidth(&a.sigma)?)
+        .schedule(p.schedule())
+        .init(p.init()?)
+        .seed(p.algo.seed);
+    fn go<F: Scalar>(p: &PowerArgs, params: RffKpkm) -> CliResult {
+        run_with::<F, _>(
+            "rff-kpkm",
+            p,
+            |x, prog| params.progress(prog).fit(&x.view()),
+            |m: &clustr::kernel::RffKpkmModel<F>, _| {
+                let mut e = serde_json::Map::new();
+                e.insert("s".into(), json!(m.power.fit.s));
+                e.insert("sigma".into(), json!(m.features.sigma));
+                e.insert("n_features".into(), json!(m.features.n_features()));
+                Ok(e)
+            },
+        )
+    }
+    match p.dtype {
+        Dtype::F32 => go::<f32>(p, params),
+        Dtype::F64 => go::<f64>(p, params),
+    }
+}
+
+pub fn run_ip_rff_mkpkm(a: IpArgs) -> CliResult {
+    let p = &a.power;
+    let mut params = IpRffMkpkm::new(p.algo.k)
+        .n_features(a.n_features)
+        .m_p(a.m_p)
+        .possibilistic(!a.no_possibilistic)
+        .schedule(p.schedule())
+        .init(p.init()?)
+        .seed(p.algo.seed);
+    if let Some(s) = &a.sigmas {
+        params = params.sigmas(s.clone());
+    }
+    fn go<F: Scalar>(p: &PowerArgs, params: IpRffMkpkm, out: &Option<PathBuf>) -> CliResult {
+        run_with::<F, _>(
+            "ip-rff-mkpkm",
+            p,
+            |x, prog| params.progress(prog).fit(&x.view()),
+            |m: &clustr::kernel::IpRffMkpkmModel<F>, _| {
+                let t = m.typicality();
+                if let Some(path) = out {
+                    let col = ndarray::Array2::from_shape_vec((t.len(), 1), t.clone()).expect("n x 1");
+                    write_matrix(path, col.view(), &["typicality".to_string()])?;
+                }
+                let mut e = serde_json::Map::new();
+                e.insert("kernel_weights".into(), json!(m.kernel_weights));
+                e.insert(
+                    "sigmas".into(),
+                    json!(m.features.iter().map(|f| f.sigma).collect::<Vec<_>>()),
+                );
+                e.insert("scales".into(), json!(m.scales));
+                e.insert("s".into(), json!(m.s));
+                Ok(e)
+            },
+        )
+    }
+    match p.dtype {
+        Dtype::F32 => go::<f32>(p, params, &a.typicality_out),
+        Dtype::F64 => go::<f64>(p, params, &a.typicality_out),
+    }
+}
