@@ -364,6 +364,68 @@ fn bad_input_table() {
             ],
             vec!["r.npy", ".csv"],
         ),
+        (
+            "kpkm: kernel matrix over the memory limit",
+            |d| drop(write(d, "in.csv", b"1,2\n3,4\n5,7\n")),
+            vec![
+                "kpkm",
+                "in.csv",
+                "--k",
+                "2",
+                "--max-memory-mib",
+                "0",
+                "--labels-out",
+                "l.csv",
+            ],
+            vec!["kernel matrix", "rff-kpkm"],
+        ),
+        (
+            "rff-kpkm: bad sigma",
+            |d| drop(write(d, "in.csv", b"1,2\n3,4\n5,7\n")),
+            vec![
+                "rff-kpkm",
+                "in.csv",
+                "--k",
+                "2",
+                "--sigma",
+                "wide",
+                "--labels-out",
+                "l.csv",
+            ],
+            vec!["sigma = wide"],
+        ),
+        (
+            "power-kmeans: positive s0",
+            |d| drop(write(d, "in.csv", b"1,2\n3,4\n5,7\n")),
+            vec![
+                "power-kmeans",
+                "in.csv",
+                "--k",
+                "2",
+                "--s0",
+                "1",
+                "--labels-out",
+                "l.csv",
+            ],
+            vec!["s0 = 1", "negative"],
+        ),
+        (
+            "ip-rff-mkpkm: m_p = 1",
+            |d| drop(write(d, "in.csv", b"1,2\n3,4\n5,7\n")),
+            vec![
+                "ip-rff-mkpkm",
+                "in.csv",
+                "--k",
+                "2",
+                "--m-p",
+                "1",
+                "--typicality-out",
+                "t.csv",
+                "--labels-out",
+                "l.csv",
+            ],
+            vec!["m_p = 1"],
+        ),
     ];
     for (case, setup, args, words) in rows {
         let dir = tempfile::tempdir().unwrap();
@@ -799,4 +861,71 @@ fn density_subcommands() {
     assert_eq!((first[0], first[2], first[4]), ("0", "inf", "-1"));
     assert_eq!(text.lines().count(), 3001);
     assert!(std::fs::read(d.join("r.png")).unwrap().starts_with(b"\x89PNG"));
+}
+
+#[test]
+fn kernel_subcommands() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let ok = clustr(
+        d,
+        &[
+            "datasets",
+            "export",
+            "circles",
+            "--n",
+            "1000",
+            "--factor",
+            "0.2",
+            "--noise",
+            "0.05",
+            "--out",
+            "c.csv",
+            "--labels-out",
+            "t.csv",
+        ],
+    );
+    assert!(ok.status.success());
+    let truth = clustr::data::read_labels(d.join("t.csv")).unwrap();
+    for (cmd, extra) in [
+        ("kpkm", vec!["--sigma", "0.3"]),
+        ("rff-kpkm", vec!["--sigma", "0.3", "--n-features", "1500"]),
+    ] {
+        let mut args = vec![cmd, "c.csv", "--k", "2", "--labels-out", "l.csv", "--json"];
+        args.extend(extra);
+        let v = run_json(d, &args, cmd);
+        assert_eq!(v["algorithm"], cmd);
+        let labels = clustr::data::read_labels(d.join("l.csv")).unwrap();
+        assert!(
+            clustr::eval::adjusted_rand_index(&truth, &labels).unwrap() > 0.9,
+            "{cmd}"
+        );
+    }
+    let v = run_json(
+        d,
+        &[
+            "ip-rff-mkpkm",
+            "c.csv",
+            "--k",
+            "2",
+            "--n-features",
+            "200",
+            "--typicality-out",
+            "t.npy",
+            "--json",
+        ],
+        "ip",
+    );
+    let w: Vec<f64> = serde_json::from_value(v["kernel_weights"].clone()).unwrap();
+    assert_eq!(w.len(), 5);
+    assert!((w.iter().sum::<f64>() - 1.0).abs() < 1e-9);
+    let t = clustr::data::read_matrix::<f64>(d.join("t.npy")).unwrap();
+    assert_eq!(t.dim(), (1000, 1));
+    assert!(t.iter().all(|&v| (0.0..=1.0).contains(&v)));
+    let p = run_json(
+        d,
+        &["power-kmeans", "c.csv", "--k", "2", "--json", "--dtype", "f32"],
+        "power",
+    );
+    assert!(p["s"].as_f64().unwrap() < -1.0);
 }
