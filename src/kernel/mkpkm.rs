@@ -26,7 +26,7 @@
 
 use crate::error::{Error, Result};
 use crate::estimator::{Clustering, Fit, Progress, ProgressFn};
-use crate::kernel::power::{argmin_rows, objective_of, weights_of, PowerInit, Schedule};
+use crate::kernel::power::{argmin_rows, weights_of, PowerInit, Schedule};
 use crate::kernel::rff::{Bandwidth, RandomFourierFeatures};
 use crate::linalg::gemm_abt;
 use crate::scalar::Scalar;
@@ -356,14 +356,16 @@ impl IpRffMkpkm {
             // typicality-modulated distances times t^m_p (stage 2).
             let v = match &eta {
                 None => {
-                    objectives.push(objective_of(&d, s));
-                    weights_of(&d, s)
+                    let (w, objective) = weights_of(&d, s);
+                    objectives.push(objective);
+                    w
                 }
                 Some(h) => {
                     let t = typicalities(&d, h, self.m_p);
                     let modulated = &t.mapv(|v| v.powf(self.m_p - 1.0)) * &d;
-                    objectives.push(objective_of(&modulated, s));
-                    &weights_of(&modulated, s) * &t.mapv(|v| v.powf(self.m_p))
+                    let (w, objective) = weights_of(&modulated, s);
+                    objectives.push(objective);
+                    &w * &t.mapv(|v| v.powf(self.m_p))
                 }
             };
             let (moved, norm) = state.update_centers(&v);

@@ -25,7 +25,7 @@ use crate::error::{Error, Result};
 use crate::estimator::{Progress, ProgressFn};
 use crate::metric::MetricKind;
 use crate::scalar::Scalar;
-use ndarray::{s, Array2, ArrayView2, Axis, Zip};
+use ndarray::{s, Array1, Array2, ArrayView2, Axis, Zip};
 use rand::rngs::StdRng;
 use rand::SeedableRng;
 use rayon::prelude::*;
@@ -33,8 +33,10 @@ use rayon::prelude::*;
 /// Rows per block of the centroid update (fixed, so sums do not depend on the thread count).
 const BLOCK: usize = 4096;
 
-/// The MM weights `wⱼ = ∂M_s/∂dⱼ` of one point's distances (s < 0 or 0 < s ≤ 1).
-pub fn power_weights(d: &[f64], s: f64, w: &mut [f64]) {
+/// The MM weights `wⱼ = ∂M_s/∂dⱼ` of one point's distances (s < 0 or 0 < s ≤ 1); returns
+/// the power mean `M_s(d)` from the same sums. One logarithm and one exponential per entry:
+/// `rˢ = exp(s·ln r)` and `rˢ⁻¹ = rˢ / r`.
+pub fn power_weights(d: &[f64], s: f64, w: &mut [f64]) -> f64 {
     let k = d.len() as f64;
     let top = d.iter().copied().fold(0.0, f64::max);
     let guard = 1e-12 * top + f64::MIN_POSITIVE;
@@ -42,11 +44,14 @@ pub fn power_weights(d: &[f64], s: f64, w: &mut [f64]) {
     let mut sum = 0.0;
     for (wi, &di) in w.iter_mut().zip(d) {
         let r = (di + guard) / min;
-        *wi = r;
-        sum += r.powf(s);
+        let rs = (s * r.ln()).exp();
+        *wi = rs / r;
+        sum += rs;
     }
-    let common = (sum / k).powf(1.0 / s - 1.0) / k;
-    w.iter_mut().for_each(|wi| *wi = wi.powf(s - 1.0) * common);
+    let mean = sum / k;
+    let common = mean.powf(1.0 / s - 1.0) / k;
+    w.iter_mut().for_each(|wi| *wi *= common);
+    min * mean.powf(1.0 / s)
 }
 
 /// The power mean `M_s(d) = ((1/k) Σ dⱼˢ)^(1/s)`, computed through the same ratios.
@@ -124,6 +129,14 @@ pub(crate) trait Space {
     /// Moves the centroids to the `w`-weighted means of the points; returns
     /// (`Σⱼ‖θⱼ_new − θⱼ_old‖²`, `Σⱼ‖θⱼ_new‖²`).
     fn update(&mut self, w: &Array2<f64>) -> Result<(f64, f64)>;
+    /// One MM iteration at power `s`: distances, weights, centroid update; returns
+    /// (`f_s` before the update, moved², norm²). Spaces may fuse the three in one pass.
+    fn step(&mut self, s: f64) -> Result<(f64, f64, f64)> {
+        let d = self.distances()?;
+        let (w, objective) = weights_of(&d, s);
+        let (moved, norm) = self.update(&w)?;
+        Ok((objective, moved, norm))
+    }
 }
 
 /// What the MM loop reports.
@@ -143,17 +156,24 @@ pub struct PowerFit {
     pub objectives: Vec<f64>,
 }
 
-/// The MM weights of every row of `d`.
-pub(crate) fn weights_of(d: &Array2<f64>, s: f64) -> Array2<f64> {
+/// The MM weights of every row of `d`, and `Σᵢ M_s(dᵢ.)` (with the guard of
+/// [`power_weights`]).
+pub(crate) fn weights_of(d: &Array2<f64>, s: f64) -> (Array2<f64>, f64) {
     let mut w = Array2::<f64>::zeros(d.dim());
-    Zip::from(w.rows_mut()).and(d.rows()).par_for_each(|mut w, d| {
-        power_weights(
-            d.as_slice().expect("standard layout"),
-            s,
-            w.as_slice_mut().expect("standard layout"),
-        )
-    });
-    w
+    let mut means = Array1::<f64>::zeros(d.nrows());
+    Zip::from(w.rows_mut())
+        .and(d.rows())
+        .and(&mut means)
+        .par_for_each(|mut w, d, m| {
+            *m = power_weights(
+                d.as_slice().expect("standard layout"),
+                s,
+                w.as_slice_mut().expect("standard layout"),
+            )
+        });
+    // Summed in fixed blocks, so the total does not depend on the thread count.
+    let objective = means.axis_chunks_iter(Axis(0), BLOCK).map(|b| b.sum()).sum();
+    (w, objective)
 }
 
 /// `Σᵢ M_s(dᵢ.)`.
@@ -190,10 +210,8 @@ pub(crate) fn run<S: Space>(
     let mut objectives = Vec::new();
     while n_iter < sched.max_iter {
         n_iter += 1;
-        let d = space.distances()?;
-        objectives.push(objective_of(&d, s));
-        let w = weights_of(&d, s);
-        let (moved, norm) = space.update(&w)?;
+        let (objective, moved, norm) = space.step(s)?;
+        objectives.push(objective);
         if let Some(p) = progress {
             p.report(&Progress {
                 iteration: n_iter,
@@ -268,16 +286,40 @@ impl PowerInit {
 pub(crate) struct Features<'a, F: Scalar> {
     pub x: ArrayView2<'a, F>,
     pub centers: Array2<F>,
+    /// ‖xᵢ‖², computed once.
+    norms: Vec<f64>,
     backend: CpuBackend,
 }
 
 impl<'a, F: Scalar> Features<'a, F> {
     pub fn new(x: ArrayView2<'a, F>, seeds: &[usize]) -> Self {
+        let norms = x
+            .rows()
+            .into_iter()
+            .map(|r| {
+                let r = r.to_slice().expect("standard layout");
+                F::dot(r, r).to_f64_exact()
+            })
+            .collect();
         Features {
             x,
             centers: x.select(Axis(0), seeds),
+            norms,
             backend: CpuBackend::default(),
         }
+    }
+
+    /// The centroids' new coordinates from the weighted sums; returns (moved², norm²).
+    fn move_centers(&mut self, sums: &Array2<f64>, totals: &[f64]) -> (f64, f64) {
+        let (mut moved, mut norm) = (0.0, 0.0);
+        for ((j, c), v) in self.centers.indexed_iter_mut() {
+            let new = sums[[j, c]] / totals[j];
+            let old = v.to_f64_exact();
+            moved += (new - old) * (new - old);
+            norm += new * new;
+            *v = F::from_f64_lossy(new);
+        }
+        (moved, norm)
     }
 }
 
@@ -311,17 +353,57 @@ impl<F: Scalar> Space for Features<'_, F> {
         let mut sums = Array2::<f64>::zeros((k, dim));
         parts.iter().for_each(|p| sums += p);
         let totals = w.sum_axis(Axis(0));
-        let (mut moved, mut norm) = (0.0, 0.0);
-        for j in 0..k {
-            for c in 0..dim {
-                let new = sums[[j, c]] / totals[j];
-                let old = self.centers[[j, c]].to_f64_exact();
-                moved += (new - old) * (new - old);
-                norm += new * new;
-                self.centers[[j, c]] = F::from_f64_lossy(new);
-            }
+        Ok(self.move_centers(&sums, totals.as_slice().expect("contiguous")))
+    }
+
+    /// Distances, weights and weighted sums block by block in one pass over the rows (the
+    /// rows are read once per iteration instead of twice; the pass is memory-bound).
+    fn step(&mut self, s: f64) -> Result<(f64, f64, f64)> {
+        let (n, dim) = self.x.dim();
+        let k = self.centers.nrows();
+        let center_norms: Vec<f64> = self
+            .centers
+            .rows()
+            .into_iter()
+            .map(|r| r.iter().map(|v| v.to_f64_exact().powi(2)).sum())
+            .collect();
+        let parts: Vec<(Array2<f64>, Vec<f64>, f64)> = (0..n.div_ceil(BLOCK))
+            .into_par_iter()
+            .map(|b| {
+                let rows = b * BLOCK..((b + 1) * BLOCK).min(n);
+                let xb = self.x.slice(s![rows.clone(), ..]);
+                let mut dots = Array2::<F>::zeros((rows.len(), k));
+                crate::linalg::gemm_abt(xb, self.centers.view(), dots.view_mut(), F::one());
+                let mut d = vec![0.0f64; k];
+                let mut w = Array2::<F>::zeros((rows.len(), k));
+                let mut totals = vec![0.0f64; k];
+                let mut objective = 0.0;
+                let mut wrow = vec![0.0f64; k];
+                for (r, i) in rows.enumerate() {
+                    for j in 0..k {
+                        d[j] = (self.norms[i] + center_norms[j] - 2.0 * dots[[r, j]].to_f64_exact()).max(0.0);
+                    }
+                    objective += power_weights(&d, s, &mut wrow);
+                    for j in 0..k {
+                        w[[r, j]] = F::from_f64_lossy(wrow[j]);
+                        totals[j] += wrow[j];
+                    }
+                }
+                let mut out = Array2::<F>::zeros((k, dim));
+                crate::linalg::gemm_abt(w.t(), xb.t(), out.view_mut(), F::one());
+                (out.mapv(|v| v.to_f64_exact()), totals, objective)
+            })
+            .collect();
+        let mut sums = Array2::<f64>::zeros((k, dim));
+        let mut totals = vec![0.0f64; k];
+        let mut objective = 0.0;
+        for (p, t, o) in parts {
+            sums += &p;
+            totals.iter_mut().zip(t).for_each(|(a, b)| *a += b);
+            objective += o;
         }
-        Ok((moved, norm))
+        let (moved, norm) = self.move_centers(&sums, &totals);
+        Ok((objective, moved, norm))
     }
 }
 

@@ -123,13 +123,91 @@ impl RandomFourierFeatures {
             .zip(x.axis_chunks_iter(Axis(0), BLOCK))
             .for_each(|(mut zb, xb)| {
                 gemm_abt(xb, omega.view(), zb.view_mut(), F::one());
+                let offset = offset.as_slice().expect("contiguous");
                 for mut row in zb.rows_mut() {
-                    row.iter_mut()
-                        .zip(&offset)
-                        .for_each(|(v, &b)| *v = (*v + b).cos() * scale);
+                    cos_row(row.as_slice_mut().expect("standard layout"), offset, scale);
                 }
             });
         Ok(z)
+    }
+}
+
+/// `cos x` for the feature map, without libm's special cases and without branches (so
+/// loops over it vectorise): Cody–Waite reduction by π/2, Taylor polynomials on
+/// [−π/4, π/4] and an arithmetic choice of quadrant. Absolute error below 1e-13 for
+/// |x| < 300 (about 1e-11 at 1e5), far under the map's own sampling error.
+#[inline(always)]
+fn cos(x: f64) -> f64 {
+    const P1: f64 = 1.570_796_326_794_896_6;
+    const P2: f64 = 6.123_233_995_736_766e-17;
+    let j = rint(x * std::f64::consts::FRAC_2_PI);
+    let y = (x - j * P1) - j * P2;
+    let y2 = y * y;
+    let c = 1.0
+        + y2 * (-1.0 / 2.0
+            + y2 * (1.0 / 24.0
+                + y2 * (-1.0 / 720.0
+                    + y2 * (1.0 / 40_320.0
+                        + y2 * (-1.0 / 3_628_800.0
+                            + y2 * (1.0 / 479_001_600.0 + y2 * (-1.0 / 87_178_291_200.0)))))));
+    let sn = y
+        * (1.0
+            + y2 * (-1.0 / 6.0
+                + y2 * (1.0 / 120.0
+                    + y2 * (-1.0 / 5040.0
+                        + y2 * (1.0 / 362_880.0
+                            + y2 * (-1.0 / 39_916_800.0
+                                + y2 * (1.0 / 6_227_020_800.0 + y2 * (-1.0 / 1_307_674_368_000.0))))))));
+    // Quadrant q = j mod 4 gives cos, −sin, −cos, sin; the floors of quarter and half
+    // integers are rounded after an offset, so no libm call breaks vectorisation.
+    let q = j - 4.0 * rint(j * 0.25 - 0.375);
+    let odd = q - 2.0 * rint(q * 0.5 - 0.25);
+    let h = rint((q + 1.0) * 0.5 - 0.25);
+    let sign = 1.0 - 2.0 * (h - 2.0 * rint(h * 0.5 - 0.25));
+    sign * (c + odd * (sn - c))
+}
+
+/// Round to nearest (ties to even) by the 1.5·2⁵² trick, for |x| < 2⁵¹: two additions,
+/// where `f64::round` is a library call on baseline x86-64.
+#[inline(always)]
+fn rint(x: f64) -> f64 {
+    const M: f64 = 6_755_399_441_055_744.0;
+    (x + M) - M
+}
+
+/// `row ← scale · cos(row + offset)`, compiled for the best instruction set of this machine
+/// (the polynomial vectorises: 8 lanes of f64 with AVX-512, 4 with AVX2).
+fn cos_row<F: Scalar>(row: &mut [F], offset: &[F], scale: F) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use crate::backend::simd::Isa;
+        static ISA: std::sync::OnceLock<Isa> = std::sync::OnceLock::new();
+        match ISA.get_or_init(Isa::detect) {
+            // SAFETY: the instruction set was detected on this machine.
+            Isa::Avx512 => return unsafe { cos_row_avx512(row, offset, scale) },
+            Isa::Avx2Fma => return unsafe { cos_row_avx2(row, offset, scale) },
+            Isa::Portable => {}
+        }
+    }
+    cos_row_portable(row, offset, scale)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn cos_row_avx512<F: Scalar>(row: &mut [F], offset: &[F], scale: F) {
+    cos_row_portable(row, offset, scale)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn cos_row_avx2<F: Scalar>(row: &mut [F], offset: &[F], scale: F) {
+    cos_row_portable(row, offset, scale)
+}
+
+#[inline(always)]
+fn cos_row_portable<F: Scalar>(row: &mut [F], offset: &[F], scale: F) {
+    for (v, &b) in row.iter_mut().zip(offset) {
+        *v = F::from_f64_lossy(cos(v.to_f64_exact() + b.to_f64_exact())) * scale;
     }
 }
 
@@ -198,6 +276,28 @@ mod tests {
         let z64 = rff.transform(x.view()).unwrap();
         let z32 = rff.transform(x.mapv(|v| v as f32).view()).unwrap();
         assert!(z64.iter().zip(&z32).all(|(a, &b)| (a - b as f64).abs() < 1e-5));
+    }
+
+    #[test]
+    fn fast_cosine_is_accurate() {
+        let mut worst: f64 = 0.0;
+        for i in -400_000..400_000 {
+            let x = i as f64 * 0.000_731 + 0.3;
+            worst = worst.max((cos(x) - x.cos()).abs());
+        }
+        for x in [
+            0.0,
+            1e-9,
+            std::f64::consts::FRAC_PI_4,
+            -std::f64::consts::PI,
+            299.9,
+        ] {
+            worst = worst.max((cos(x) - x.cos()).abs());
+        }
+        assert!(worst < 1e-13, "{worst}");
+        for x in [1e3, -1e4, 99_999.0] {
+            assert!((cos(x) - x.cos()).abs() < 1e-10, "{x}");
+        }
     }
 
     #[test]

@@ -1,0 +1,456 @@
+//! The kernel power k-means study (Chen, Liang, Liu et al., AAAI 2026, arXiv 2511.10392; only
+//! its abstract was available, see ../shared/specs/rff-kpkm.md).
+//!
+//! Accuracy (default): on iris, wine and breast_cancer (standardised), digits, moons and
+//! circles, ACC / NMI / ARI / purity (mean ± sd over 10 seeds) and time of k-means, power
+//! k-means, kernel k-means, exact KPKM, RFF k-means, RFF-KPKM and IP-RFF-MKPKM, on the clean
+//! data and with 10 % uniform outliers added (scored on the inliers). Writes
+//! paper-repro/results/kernel_power_kmeans.md.
+//!
+//! Scaling (`--scaling`): blobs on a ring (k = 10, d = 16) for n = 10k … 1M, each method run
+//! by the release CLI under /usr/bin/time -v (time per iteration, whole fit, peak memory);
+//! exact KPKM until its kernel matrix is refused. Writes
+//! paper-repro/results/kernel_power_kmeans_scaling.md and a log-log plot
+//! kernel_power_kmeans_scaling.png (x: n, y: seconds per iteration; RFF-KPKM blue, power
+//! k-means orange, exact KPKM red; the dashed grey lines have slopes 1 and 2).
+//!
+//!     cargo build --release
+//!     cargo run --release --example kernel_power_kmeans [-- --seeds 10]
+//!     cargo run --release --example kernel_power_kmeans -- --scaling [--max-n 1000000]
+
+use clustr::datasets::{circles, load, moons, uniform, Dataset};
+use clustr::eval::{accuracy, adjusted_rand_index, normalized_mutual_info, purity};
+use clustr::kernel::rff::median_distance;
+use clustr::kernel::{Bandwidth, IpRffMkpkm, Kernel, KernelKMeans, Kpkm, PowerKMeans, RffKpkm};
+use clustr::kmeans::KMeans;
+use clustr::plot::{tick_label, Canvas};
+use clustr::Fit;
+use ndarray::{concatenate, Array2, Axis};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+fn arg(name: &str) -> Option<String> {
+    let args: Vec<String> = std::env::args().collect();
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1).cloned())
+}
+
+fn standardised(x: Array2<f64>) -> Array2<f64> {
+    let mean = x.mean_axis(Axis(0)).unwrap();
+    let std = x.std_axis(Axis(0), 0.0).mapv(|s| if s > 0.0 { s } else { 1.0 });
+    (x - &mean) / &std
+}
+
+const METHODS: [&str; 7] = [
+    "k-means",
+    "power k-means",
+    "kernel k-means",
+    "exact KPKM",
+    "RFF k-means",
+    "RFF-KPKM",
+    "IP-RFF-MKPKM",
+];
+
+/// One method's labels on `x` (k clusters, bandwidth σ, features D = 2,000 for RFF).
+fn run(method: &str, x: &Array2<f64>, k: usize, sigma: f64, seed: u64) -> clustr::Result<Vec<i64>> {
+    let g = Kernel::Gaussian(Bandwidth::Given(sigma));
+    Ok(match method {
+        "k-means" => KMeans::new(k).n_init(1).seed(seed).fit(&x.view())?.labels,
+        "power k-means" => PowerKMeans::new(k).seed(seed).fit(&x.view())?.fit.labels,
+        "kernel k-means" => {
+            KernelKMeans::new(k)
+                .kernel(g)
+                .seed(seed)
+                .fit(&x.view())?
+                .fit
+                .labels
+        }
+        "exact KPKM" => Kpkm::new(k).kernel(g).seed(seed).fit(&x.view())?.fit.labels,
+        "RFF k-means" => {
+            let rff = clustr::kernel::RandomFourierFeatures::new(x.ncols(), 2000, sigma, seed)?;
+            let z = rff.transform(x.view())?;
+            KMeans::new(k).n_init(1).seed(seed).fit(&z.view())?.labels
+        }
+        "RFF-KPKM" => {
+            RffKpkm::new(k)
+                .n_features(2000)
+                .bandwidth(Bandwidth::Given(sigma))
+                .seed(seed)
+                .fit(&x.view())?
+                .power
+                .fit
+                .labels
+        }
+        "IP-RFF-MKPKM" => {
+            let sigmas = [0.25, 0.5, 1.0, 2.0, 4.0].iter().map(|f| f * sigma).collect();
+            IpRffMkpkm::new(k)
+                .sigmas(sigmas)
+                .seed(seed)
+                .fit(&x.view())?
+                .labels
+        }
+        other => unreachable!("unknown method {other}"),
+    })
+}
+
+fn mean_sd(v: &[f64]) -> (f64, f64) {
+    let m = v.iter().sum::<f64>() / v.len() as f64;
+    let var = v.iter().map(|a| (a - m).powi(2)).sum::<f64>() / v.len() as f64;
+    (m, var.sqrt())
+}
+
+fn accuracy_study(seeds: u64) -> clustr::Result<String> {
+    // (name, data, bandwidth factor of the median distance)
+    let mut sets: Vec<(&str, Dataset, f64)> = vec![
+        ("iris", load("iris")?, 1.0),
+        ("wine", load("wine")?, 1.0),
+        ("breast_cancer", load("breast_cancer")?, 1.0),
+        ("digits", load("digits")?, 1.0),
+        ("moons", moons(2000, 0.05, 1)?, 0.5),
+        ("circles", circles(2000, 0.05, 0.2, 1)?, 0.3),
+    ];
+    for (name, d, _) in sets.iter_mut() {
+        if ["wine", "breast_cancer"].contains(name) {
+            d.data = standardised(d.data.clone());
+        }
+    }
+    let mut out = String::new();
+    writeln!(
+        out,
+        "Mean ± sd over {seeds} seeds. Bandwidth σ = factor × the median distance (circles 0.3, moons 0.5, \
+         others 1); RFF methods use D = 2,000 features (IP-RFF-MKPKM: 5 kernels σ × 1/4…4, 500 features each); \
+         power methods start from k random points with s0 = −1, η = 1.04 every 2 iterations. With outliers: \
+         10 % of n uniform in the data's box enlarged by 10 %, metrics on the inliers.\n"
+    )
+    .unwrap();
+    writeln!(
+        out,
+        "| data | outliers | method | ACC | NMI | ARI | purity | time (s) |"
+    )
+    .unwrap();
+    writeln!(out, "|---|---|---|---|---|---|---|---:|").unwrap();
+    for (name, d, factor) in &sets {
+        let k = d.target.iter().copied().max().unwrap_or(0) as usize + 1;
+        let sigma = factor * median_distance(d.data.view(), 1000, 0);
+        for with_outliers in [false, true] {
+            let (x, truth) = if with_outliers {
+                let n_out = d.data.nrows() / 10;
+                let lo = d.data.fold_axis(Axis(0), f64::INFINITY, |a, &b| a.min(b));
+                let hi = d.data.fold_axis(Axis(0), f64::NEG_INFINITY, |a, &b| a.max(b));
+                let u = uniform(n_out, d.data.ncols(), 0.0, 1.0, 7)?.data;
+                let span = &hi - &lo;
+                let o = (&u * &(&span * 1.2)) + &(&lo - &(&span * 0.1));
+                let mut t = d.target.clone();
+                t.extend(std::iter::repeat_n(-1, n_out));
+                (concatenate![Axis(0), d.data, o], t)
+            } else {
+                (d.data.clone(), d.target.clone())
+            };
+            let inliers: Vec<usize> = (0..truth.len()).filter(|&i| truth[i] >= 0).collect();
+            for method in METHODS {
+                let mut scores = [vec![], vec![], vec![], vec![], vec![]];
+                for seed in 0..seeds {
+                    let t = Instant::now();
+                    let labels = run(method, &x, k, sigma, seed)?;
+                    scores[4].push(t.elapsed().as_secs_f64());
+                    let (tt, ll): (Vec<i64>, Vec<i64>) =
+                        inliers.iter().map(|&i| (truth[i], labels[i])).unzip();
+                    scores[0].push(accuracy(&tt, &ll)?);
+                    scores[1].push(normalized_mutual_info(&tt, &ll)?);
+                    scores[2].push(adjusted_rand_index(&tt, &ll)?);
+                    scores[3].push(purity(&tt, &ll)?);
+                }
+                let cell = |v: &[f64]| {
+                    let (m, s) = mean_sd(v);
+                    format!("{m:.3} ± {s:.3}")
+                };
+                writeln!(
+                    out,
+                    "| {name} | {} | {method} | {} | {} | {} | {} | {:.3} |",
+                    if with_outliers { "10 %" } else { "none" },
+                    cell(&scores[0]),
+                    cell(&scores[1]),
+                    cell(&scores[2]),
+                    cell(&scores[3]),
+                    mean_sd(&scores[4]).0
+                )
+                .unwrap();
+            }
+            eprintln!("{name} (outliers: {with_outliers}) done");
+        }
+    }
+    Ok(out)
+}
+
+/// Blobs on a ring: k = 10 Gaussian blobs (sd 1) centred on a circle of radius 20 in the first
+/// two of d = 16 dimensions.
+fn ring_blobs(n: usize, seed: u64) -> clustr::Result<Array2<f64>> {
+    let k = 10;
+    let centres = Array2::from_shape_fn((k, 16), |(c, j)| {
+        let a = c as f64 * std::f64::consts::TAU / k as f64;
+        match j {
+            0 => 20.0 * a.cos(),
+            1 => 20.0 * a.sin(),
+            _ => 0.0,
+        }
+    });
+    Ok(clustr::datasets::Blobs::new(n, k)
+        .centers(centres)
+        .seed(seed)
+        .generate()?
+        .data)
+}
+
+struct Measure {
+    method: &'static str,
+    n: usize,
+    outcome: Result<(f64, usize, f64), String>,
+}
+
+fn scaling_study(max_n: usize) -> clustr::Result<String> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let clustr = root.join("target/release/clustr");
+    let dir = tempfile::tempdir().map_err(|e| clustr::Error::io("tempdir", e))?;
+    let mut ns = vec![10_000usize, 20_000, 40_000, 80_000, 160_000, 320_000, 1_000_000];
+    ns.retain(|&n| n <= max_n);
+    let mut results = Vec::new();
+    for &n in &ns {
+        let path: PathBuf = dir.path().join(format!("x{n}.npy"));
+        let x = ring_blobs(n, 1)?.mapv(|v| v as f32);
+        let mut w = clustr::data::npy::NpyWriter::<f32>::create(&path, n, 16)?;
+        w.write_rows(x.view())?;
+        w.finish()?;
+        drop(x);
+        for (method, args) in [
+            ("RFF-KPKM", vec!["rff-kpkm", "--n-features", "1000"]),
+            ("power k-means", vec!["power-kmeans"]),
+            ("exact KPKM", vec!["kpkm", "--max-memory-mib", "4096"]),
+        ] {
+            if method == "exact KPKM"
+                && results
+                    .iter()
+                    .any(|m: &Measure| m.method == method && m.outcome.is_err())
+            {
+                continue;
+            }
+            let mut cmd = Command::new("/usr/bin/time");
+            cmd.arg("-v").arg(&clustr).args(&args).arg(&path);
+            cmd.args([
+                "--k",
+                "10",
+                "--dtype",
+                "f32",
+                "--threads",
+                "2",
+                "--json",
+                "--quiet",
+            ]);
+            let out = cmd.output().map_err(|e| clustr::Error::io(&clustr, e))?;
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            let peak_mib = stderr
+                .lines()
+                .find_map(|l| l.trim().strip_prefix("Maximum resident set size (kbytes): "))
+                .and_then(|v| v.parse::<f64>().ok())
+                .unwrap_or(f64::NAN)
+                / 1024.0;
+            let outcome = if out.status.success() {
+                let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+                Ok((
+                    v["seconds"]["fit"].as_f64().unwrap(),
+                    v["n_iter"].as_u64().unwrap() as usize,
+                    peak_mib,
+                ))
+            } else {
+                Err(stderr
+                    .lines()
+                    .find(|l| l.contains("clustr: error"))
+                    .unwrap_or("failed")
+                    .to_string())
+            };
+            eprintln!("{method} n = {n}: {outcome:?}");
+            results.push(Measure { method, n, outcome });
+        }
+    }
+    let mut out = String::new();
+    writeln!(
+        out,
+        "Blobs on a ring (k = 10, d = 16, float32), 2 threads, `clustr <method> --k 10 --dtype f32` under \
+         /usr/bin/time -v; RFF-KPKM with D = 1,000; exact KPKM with a 4 GiB kernel-matrix limit.\n"
+    )
+    .unwrap();
+    writeln!(
+        out,
+        "| method | n | fit (s) | iterations | s / iteration | peak memory (MiB) |"
+    )
+    .unwrap();
+    writeln!(out, "|---|---:|---:|---:|---:|---:|").unwrap();
+    for m in &results {
+        match &m.outcome {
+            Ok((t, it, mem)) => writeln!(
+                out,
+                "| {} | {} | {t:.3} | {it} | {:.5} | {mem:.0} |",
+                m.method,
+                m.n,
+                t / *it as f64
+            ),
+            Err(e) => writeln!(
+                out,
+                "| {} | {} | refused: {} | | | |",
+                m.method,
+                m.n,
+                e.replace('|', "/")
+            ),
+        }
+        .unwrap();
+    }
+    // Log-log slopes of time per iteration over 10k–80k.
+    for method in ["RFF-KPKM", "power k-means", "exact KPKM"] {
+        let pts: Vec<(f64, f64)> = results
+            .iter()
+            .filter(|m| m.method == method && m.n <= 80_000)
+            .filter_map(|m| {
+                m.outcome
+                    .as_ref()
+                    .ok()
+                    .map(|(t, it, _)| ((m.n as f64).ln(), (t / *it as f64).ln()))
+            })
+            .collect();
+        if pts.len() >= 2 {
+            let (mx, my) = (
+                pts.iter().map(|p| p.0).sum::<f64>() / pts.len() as f64,
+                pts.iter().map(|p| p.1).sum::<f64>() / pts.len() as f64,
+            );
+            let slope = pts.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum::<f64>()
+                / pts.iter().map(|p| (p.0 - mx).powi(2)).sum::<f64>();
+            writeln!(
+                out,
+                "\n{method}: log-log slope of time per iteration over n ≤ 80,000: {slope:.2}"
+            )
+            .unwrap();
+        }
+    }
+    let rff20 = results.iter().find(|m| m.method == "RFF-KPKM" && m.n == 20_000);
+    let ex20 = results.iter().find(|m| m.method == "exact KPKM" && m.n == 20_000);
+    if let (
+        Some(Measure {
+            outcome: Ok((a, ..)), ..
+        }),
+        Some(Measure {
+            outcome: Ok((b, ..)), ..
+        }),
+    ) = (rff20, ex20)
+    {
+        writeln!(
+            out,
+            "\nAt n = 20,000: RFF-KPKM fit {a:.2} s, exact KPKM {b:.2} s: ratio {:.3}.",
+            a / b
+        )
+        .unwrap();
+    }
+    draw(
+        &results,
+        &root.join("paper-repro/results/kernel_power_kmeans_scaling.png"),
+    )?;
+    Ok(out)
+}
+
+fn draw(results: &[Measure], path: &Path) -> clustr::Result<()> {
+    let pts: Vec<(&str, f64, f64)> = results
+        .iter()
+        .filter_map(|m| {
+            m.outcome
+                .as_ref()
+                .ok()
+                .map(|(t, it, _)| (m.method, (m.n as f64).log10(), (t / *it as f64).log10()))
+        })
+        .collect();
+    let (x0, x1) = (4.0, 6.0);
+    let y0 = pts.iter().map(|p| p.2).fold(f64::INFINITY, f64::min).floor();
+    let y1 = pts.iter().map(|p| p.2).fold(f64::NEG_INFINITY, f64::max).ceil();
+    let (w, h, left, bottom) = (900i64, 600i64, 70i64, 40i64);
+    let mut c = Canvas::new(w as usize, h as usize);
+    let px = |x: f64, y: f64| {
+        (
+            left + ((x - x0) / (x1 - x0) * (w - left - 20) as f64) as i64,
+            h - bottom - ((y - y0) / (y1 - y0) * (h - bottom - 20) as f64) as i64,
+        )
+    };
+    for e in [4.0, 5.0, 6.0] {
+        let (x, _) = px(e, y0);
+        c.fill_rect(x, 20, x + 1, h - bottom, [225, 225, 225]);
+        c.text(
+            x - 20,
+            h - bottom + 10,
+            &tick_label(10f64.powf(e)),
+            2,
+            [60, 60, 60],
+        );
+    }
+    let mut e = y0;
+    while e <= y1 {
+        let (_, y) = px(x0, e);
+        c.fill_rect(left, y, w - 20, y + 1, [225, 225, 225]);
+        c.text(4, y - 5, &tick_label(10f64.powf(e)), 2, [60, 60, 60]);
+        e += 1.0;
+    }
+    // Reference slopes 1 and 2 from the first RFF-KPKM point.
+    if let Some(&(_, sx, sy)) = pts.iter().find(|p| p.0 == "RFF-KPKM") {
+        for slope in [1.0, 2.0] {
+            for step in 0..200 {
+                let x = sx + step as f64 * (x1 - sx) / 200.0;
+                let (a, b) = px(x, sy + slope * (x - sx));
+                if step % 4 < 2 && b > 20 {
+                    c.fill_rect(a, b, a + 2, b + 2, [150, 150, 150]);
+                }
+            }
+        }
+    }
+    for (method, colour) in [
+        ("RFF-KPKM", [31, 119, 180]),
+        ("power k-means", [255, 127, 14]),
+        ("exact KPKM", [214, 39, 40]),
+    ] {
+        let line: Vec<(i64, i64)> = pts
+            .iter()
+            .filter(|p| p.0 == method)
+            .map(|p| px(p.1, p.2))
+            .collect();
+        for pair in line.windows(2) {
+            for t in 0..=100 {
+                let f = t as f64 / 100.0;
+                let (x, y) = (
+                    pair[0].0 + ((pair[1].0 - pair[0].0) as f64 * f) as i64,
+                    pair[0].1 + ((pair[1].1 - pair[0].1) as f64 * f) as i64,
+                );
+                c.disc(x, y, 1, colour);
+            }
+        }
+        for &(x, y) in &line {
+            c.disc(x, y, 5, colour);
+        }
+    }
+    c.fill_rect(left, 20, left + 1, h - bottom, [0, 0, 0]);
+    c.fill_rect(left, h - bottom, w - 20, h - bottom + 1, [0, 0, 0]);
+    c.save_png(path)
+}
+
+fn main() -> clustr::Result<()> {
+    let results = Path::new(env!("CARGO_MANIFEST_DIR")).join("paper-repro/results");
+    if std::env::args().any(|a| a == "--scaling") {
+        let max_n = arg("--max-n").map_or(1_000_000, |v| v.parse().expect("a count"));
+        let text = scaling_study(max_n)?;
+        println!("{text}");
+        let p = results.join("kernel_power_kmeans_scaling.md");
+        std::fs::write(&p, text).map_err(|e| clustr::Error::io(&p, e))?;
+    } else {
+        let seeds = arg("--seeds").map_or(10, |v| v.parse().expect("a count"));
+        let text = accuracy_study(seeds)?;
+        println!("{text}");
+        let p = results.join("kernel_power_kmeans.md");
+        std::fs::write(&p, text).map_err(|e| clustr::Error::io(&p, e))?;
+    }
+    Ok(())
+}
