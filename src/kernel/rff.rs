@@ -138,7 +138,8 @@ impl RandomFourierFeatures {
 /// |x| < 300 (about 1e-11 at 1e5), far under the map's own sampling error.
 #[inline(always)]
 fn cos(x: f64) -> f64 {
-    const P1: f64 = 1.570_796_326_794_896_6;
+    // π/2 split in two: the f64 nearest to π/2, and the remainder.
+    const P1: f64 = std::f64::consts::FRAC_PI_2;
     const P2: f64 = 6.123_233_995_736_766e-17;
     let j = rint(x * std::f64::consts::FRAC_2_PI);
     let y = (x - j * P1) - j * P2;
