@@ -354,18 +354,18 @@ impl IpRffMkpkm {
             let d = state.combined(&per_kernel);
             // The centroid weights v: the power-mean weights (stage 1), or those of the
             // typicality-modulated distances times t^m_p (stage 2).
-            let v = match &eta {
+            let (v, hard) = match &eta {
                 None => {
-                    let (w, objective) = weights_of(&d, s);
+                    let (w, objective, hard) = weights_of(&d, s);
                     objectives.push(objective);
-                    w
+                    (w, hard)
                 }
                 Some(h) => {
                     let t = typicalities(&d, h, self.m_p);
                     let modulated = &t.mapv(|v| v.powf(self.m_p - 1.0)) * &d;
-                    let (w, objective) = weights_of(&modulated, s);
+                    let (w, objective, hard) = weights_of(&modulated, s);
                     objectives.push(objective);
-                    &w * &t.mapv(|v| v.powf(self.m_p))
+                    (&w * &t.mapv(|v| v.powf(self.m_p)), hard)
                 }
             };
             let (moved, norm) = state.update_centers(&v);
@@ -380,7 +380,7 @@ impl IpRffMkpkm {
             if n_iter % sched.anneal_every == 0 {
                 s *= sched.eta;
             }
-            if moved.sqrt() <= sched.tol * norm.sqrt() {
+            if moved.sqrt() <= sched.tol * norm.sqrt() && hard >= sched.hardness {
                 converged = true;
                 break;
             }
