@@ -19,6 +19,7 @@ pub mod dissim;
 pub mod error;
 pub mod estimator;
 pub mod eval;
+pub mod gp;
 pub mod kernel;
 pub mod kmeans;
 pub mod kmedoids;
