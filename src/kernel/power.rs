@@ -14,7 +14,7 @@
 //! (tol = 1e-4), so it means the same for raw data and for random Fourier features (whose
 //! coordinates are about √(2/D)), where the R code uses an absolute 1e-3 on standardised data;
 //! it also requires the weights to be nearly hard (each point's largest weight carries, on
-//! average, at least `hardness` = 0.99 of its weights), because at s ≈ −1.5 the centroids can
+//! average, at least `hardness` = 0.9 of its weights), because at s ≈ −1.5 the centroids can
 //! sit still, collapsed near the data's mean (digits: ACC 0.33 when stopped there, 0.79 once
 //! annealed on); and no N(0, 0.1) jitter is added to the initial points (it depends on the
 //! data's scale).
@@ -86,7 +86,7 @@ pub struct Schedule {
     pub max_iter: usize,
     /// Relative tolerance on the centroids' movement (default 1e-4).
     pub tol: f64,
-    /// Mean share of each point's largest weight required to stop (default 0.99): the run
+    /// Mean share of each point's largest weight required to stop (default 0.9): the run
     /// ends only once the weights are close to k-means' hard assignments.
     pub hardness: f64,
 }
@@ -99,7 +99,7 @@ impl Default for Schedule {
             anneal_every: 2,
             max_iter: 200,
             tol: 1e-4,
-            hardness: 0.99,
+            hardness: 0.9,
         }
     }
 }
