@@ -6,11 +6,13 @@
 pub mod data;
 pub mod kernel;
 pub mod lbfgs;
+pub mod magmaclust;
 pub mod regression;
 pub mod simulate;
 
 pub use data::{Task, Tasks};
 pub use kernel::Kernel;
 pub use lbfgs::{minimize, Lbfgs, Minimum};
+pub use magmaclust::{HyperPosterior, MagmaClust, MagmaClustModel};
 pub use regression::{GpModel, GpRegression};
 pub use simulate::{Scenario, Simulated, Simulator};
