@@ -8,7 +8,7 @@
 //! more input columns (`Input`, or any other numeric columns), one row per observation.
 
 use crate::error::{Error, Result};
-use ndarray::{Array1, Array2, ArrayView1};
+use ndarray::{Array1, Array2, ArrayView1, ArrayView2};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -206,6 +206,29 @@ impl Tasks {
     }
 }
 
+/// A grid extended by more points: the sorted union (on 6 significant digits) of `grid`'s
+/// rows and every row of `extra`, with the new position of each old row and of each extra row.
+pub fn extend_grid(
+    grid: ArrayView2<f64>,
+    extra: &[ArrayView2<f64>],
+) -> (Array2<f64>, Vec<usize>, Vec<Vec<usize>>) {
+    let d = grid.ncols();
+    let mut all: BTreeMap<Vec<u64>, Vec<f64>> = BTreeMap::new();
+    for row in grid.rows().into_iter().chain(extra.iter().flat_map(|e| e.rows())) {
+        all.entry(key(row))
+            .or_insert_with(|| row.iter().map(|&v| signif6(v)).collect());
+    }
+    let position: BTreeMap<&Vec<u64>, usize> = all.keys().enumerate().map(|(i, k)| (k, i)).collect();
+    let points: Vec<&Vec<f64>> = all.values().collect();
+    let new = Array2::from_shape_fn((points.len(), d), |(i, j)| points[i][j]);
+    let old = grid.rows().into_iter().map(|r| position[&key(r)]).collect();
+    let extra_pos = extra
+        .iter()
+        .map(|e| e.rows().into_iter().map(|r| position[&key(r)]).collect())
+        .collect();
+    (new, old, extra_pos)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -234,6 +257,10 @@ mod tests {
         assert!(dup.to_string().contains("task c has this input twice"), "{dup}");
         let negative = Tasks::new(vec![task("n", &[-1.0, -2.0, 0.0], &[1.0, 2.0, 3.0])]).unwrap();
         assert_eq!(negative.grid, array![[-2.0], [-1.0], [0.0]]);
+        let extra = array![[-1.5], [0.0], [4.0]];
+        let (g, old, new) = extend_grid(negative.grid.view(), &[extra.view()]);
+        assert_eq!(g, array![[-2.0], [-1.5], [-1.0], [0.0], [4.0]]);
+        assert_eq!((old, new), (vec![0, 2, 3], vec![vec![1, 3, 4]]));
     }
 
     #[test]
