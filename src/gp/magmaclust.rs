@@ -517,6 +517,44 @@ impl MagmaClust {
 
 use crate::estimator::Fit;
 
+impl MagmaClustModel {
+    /// The variational BIC, `ELBO − ½ (n_hp_k + n_hp_i + K − 1) log M`, counting distinct
+    /// hyper-parameter values (MagmaClustR's `select_nb_cluster`); larger is better.
+    pub fn vbic(&self) -> f64 {
+        let s = &self.settings;
+        let (k, m) = (self.weights.len(), self.hp_i.len());
+        let n_k = s.kernel_k.n_params() * if s.common_hp_k { 1 } else { k };
+        let n_i = (s.kernel_i.n_params() + 1) * if s.common_hp_i { 1 } else { m };
+        let elbo = self.elbos.last().copied().unwrap_or(f64::NEG_INFINITY);
+        elbo - 0.5 * (n_k + n_i + k - 1) as f64 * (m as f64).ln()
+    }
+}
+
+/// Fits `base` for every K in `ks` (K = 1 is Magma) and returns the K of largest VBIC with
+/// every (K, VBIC) and the fitted models, as MagmaClustR's `select_nb_cluster`.
+pub fn select_nb_cluster(
+    data: &Tasks,
+    ks: std::ops::RangeInclusive<usize>,
+    base: &MagmaClust,
+) -> Result<(usize, Vec<(usize, f64)>, Vec<MagmaClustModel>)> {
+    let mut table = Vec::new();
+    let mut models = Vec::new();
+    for k in ks {
+        let m = MagmaClust { k, ..base.clone() }.fit(data)?;
+        table.push((k, m.vbic()));
+        models.push(m);
+    }
+    let best = table
+        .iter()
+        .copied()
+        .fold(None, |b: Option<(usize, f64)>, (k, v)| match b {
+            Some((_, bv)) if bv >= v => b,
+            _ => Some((k, v)),
+        })
+        .ok_or_else(|| Error::param("grid_nb_cluster", "empty", "at least one K"))?;
+    Ok((best.0, table, models))
+}
+
 /// A prediction for a new task.
 #[derive(Clone, Debug, PartialEq)]
 pub struct MagmaPrediction {
@@ -695,6 +733,26 @@ mod tests {
         }
         let mean = aris.iter().sum::<f64>() / aris.len() as f64;
         assert!(mean > 0.8, "ARIs {aris:?}");
+    }
+
+    /// VBIC picks the true K = 3 on simulated H00 data.
+    #[test]
+    fn vbic_selects_the_number_of_clusters() {
+        let mut right = 0;
+        for seed in 0..3 {
+            let sim = Simulator {
+                seed,
+                ..Simulator::new(Scenario::H00)
+            }
+            .generate()
+            .unwrap();
+            let (best, table, models) = select_nb_cluster(&sim.tasks, 1..=5, &MagmaClust::new(1)).unwrap();
+            eprintln!("seed {seed}: VBIC {table:?} -> K = {best}");
+            assert_eq!(table.len(), 5);
+            assert_eq!(models[0].weights.len(), 1);
+            right += usize::from(best == 3);
+        }
+        assert!(right >= 2, "true K chosen on {right} of 3");
     }
 
     /// A held-out task's last 10 points predicted from its first 20 (the paper's protocol):
