@@ -530,13 +530,24 @@ impl MagmaClustModel {
     }
 }
 
+/// The outcome of [`select_nb_cluster`].
+#[derive(Clone, Debug)]
+pub struct ClusterSelection {
+    /// The K of largest VBIC.
+    pub best_k: usize,
+    /// (K, VBIC) for every K tried.
+    pub vbic: Vec<(usize, f64)>,
+    /// The fitted models, in the same order.
+    pub models: Vec<MagmaClustModel>,
+}
+
 /// Fits `base` for every K in `ks` (K = 1 is Magma) and returns the K of largest VBIC with
 /// every (K, VBIC) and the fitted models, as MagmaClustR's `select_nb_cluster`.
 pub fn select_nb_cluster(
     data: &Tasks,
     ks: std::ops::RangeInclusive<usize>,
     base: &MagmaClust,
-) -> Result<(usize, Vec<(usize, f64)>, Vec<MagmaClustModel>)> {
+) -> Result<ClusterSelection> {
     let mut table = Vec::new();
     let mut models = Vec::new();
     for k in ks {
@@ -552,7 +563,11 @@ pub fn select_nb_cluster(
             _ => Some((k, v)),
         })
         .ok_or_else(|| Error::param("grid_nb_cluster", "empty", "at least one K"))?;
-    Ok((best.0, table, models))
+    Ok(ClusterSelection {
+        best_k: best.0,
+        vbic: table,
+        models,
+    })
 }
 
 /// A prediction for a new task.
@@ -746,11 +761,11 @@ mod tests {
             }
             .generate()
             .unwrap();
-            let (best, table, models) = select_nb_cluster(&sim.tasks, 1..=5, &MagmaClust::new(1)).unwrap();
-            eprintln!("seed {seed}: VBIC {table:?} -> K = {best}");
-            assert_eq!(table.len(), 5);
-            assert_eq!(models[0].weights.len(), 1);
-            right += usize::from(best == 3);
+            let sel = select_nb_cluster(&sim.tasks, 1..=5, &MagmaClust::new(1)).unwrap();
+            eprintln!("seed {seed}: VBIC {:?} -> K = {}", sel.vbic, sel.best_k);
+            assert_eq!(sel.vbic.len(), 5);
+            assert_eq!(sel.models[0].weights.len(), 1);
+            right += usize::from(sel.best_k == 3);
         }
         assert!(right >= 2, "true K chosen on {right} of 3");
     }

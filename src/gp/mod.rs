@@ -13,6 +13,8 @@ pub mod simulate;
 pub use data::{Task, Tasks};
 pub use kernel::Kernel;
 pub use lbfgs::{minimize, Lbfgs, Minimum};
-pub use magmaclust::{select_nb_cluster, HyperPosterior, MagmaClust, MagmaClustModel, MagmaPrediction};
+pub use magmaclust::{
+    select_nb_cluster, ClusterSelection, HyperPosterior, MagmaClust, MagmaClustModel, MagmaPrediction,
+};
 pub use regression::{GpModel, GpRegression};
 pub use simulate::{Scenario, Simulated, Simulator};
