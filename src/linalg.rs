@@ -77,6 +77,22 @@ pub fn invert_lower(l: ArrayView2<f64>) -> Array2<f64> {
     inv
 }
 
+/// The column of each row's smallest entry (ties to the lowest column).
+pub fn argmin_rows(a: &Array2<f64>) -> Vec<i64> {
+    a.rows()
+        .into_iter()
+        .map(|r| (1..r.len()).fold(0, |b, j| if r[j] < r[b] { j } else { b }) as i64)
+        .collect()
+}
+
+/// The column of each row's largest entry (ties to the lowest column).
+pub fn argmax_rows(a: &Array2<f64>) -> Vec<i64> {
+    a.rows()
+        .into_iter()
+        .map(|r| (1..r.len()).fold(0, |b, j| if r[j] > r[b] { j } else { b }) as i64)
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -103,6 +119,13 @@ mod tests {
         let eye = inv.dot(&l);
         assert!((&eye - &Array2::<f64>::eye(3)).iter().all(|v| v.abs() < 1e-12));
         assert!(cholesky_lower(array![[1.0, 2.0], [2.0, 1.0]].view()).is_none());
+    }
+
+    #[test]
+    fn row_arg_extremes_break_ties_low() {
+        let a = array![[3.0, 1.0, 1.0], [0.0, 2.0, 2.0]];
+        assert_eq!(argmin_rows(&a), vec![1, 0]);
+        assert_eq!(argmax_rows(&a), vec![0, 1]);
     }
 
     #[test]

@@ -496,11 +496,7 @@ impl MagmaClust {
                 break;
             }
         }
-        let labels = tau
-            .rows()
-            .into_iter()
-            .map(|r| (1..r.len()).fold(0, |b, k| if r[k] > r[b] { k } else { b }) as i64)
-            .collect();
+        let labels = crate::linalg::argmax_rows(&tau);
         Ok(MagmaClustModel {
             weights,
             tau,

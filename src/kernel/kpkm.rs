@@ -13,11 +13,9 @@
 use crate::backend::{Backend, CpuBackend};
 use crate::error::{Error, Result};
 use crate::estimator::{Clustering, Fit, ProgressFn};
-use crate::kernel::power::{
-    argmin_rows, run, PowerFit, PowerInit, PowerKMeans, PowerKMeansModel, Schedule, Space,
-};
+use crate::kernel::power::{run, PowerFit, PowerInit, PowerKMeans, PowerKMeansModel, Schedule, Space};
 use crate::kernel::rff::{Bandwidth, RandomFourierFeatures};
-use crate::linalg::gemm_abt;
+use crate::linalg::{argmin_rows, gemm_abt};
 use crate::metric::MetricKind;
 use crate::scalar::Scalar;
 use ndarray::{Array1, Array2, ArrayView2, Axis, Zip};

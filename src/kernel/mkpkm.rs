@@ -26,9 +26,9 @@
 
 use crate::error::{Error, Result};
 use crate::estimator::{Clustering, Fit, Progress, ProgressFn};
-use crate::kernel::power::{argmin_rows, weights_of, PowerInit, Schedule};
+use crate::kernel::power::{weights_of, PowerInit, Schedule};
 use crate::kernel::rff::{Bandwidth, RandomFourierFeatures};
-use crate::linalg::gemm_abt;
+use crate::linalg::{argmin_rows, gemm_abt};
 use crate::scalar::Scalar;
 use crate::{backend::Backend, backend::CpuBackend, metric::MetricKind};
 use ndarray::{s, Array2, ArrayView2, Axis};

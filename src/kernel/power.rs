@@ -27,6 +27,7 @@
 use crate::backend::{Backend, CpuBackend};
 use crate::error::{Error, Result};
 use crate::estimator::{Progress, ProgressFn};
+use crate::linalg::argmin_rows;
 use crate::metric::MetricKind;
 use crate::scalar::Scalar;
 use ndarray::{s, Array1, Array2, ArrayView2, Axis, Zip};
@@ -222,13 +223,6 @@ pub(crate) fn objective_of(d: &Array2<f64>, s: f64) -> f64 {
         .collect::<Vec<_>>()
         .iter()
         .sum()
-}
-
-pub(crate) fn argmin_rows(d: &Array2<f64>) -> Vec<i64> {
-    d.rows()
-        .into_iter()
-        .map(|r| (1..r.len()).fold(0, |b, j| if r[j] < r[b] { j } else { b }) as i64)
-        .collect()
 }
 
 /// Runs power k-means' MM loop on `space`.

@@ -26,7 +26,7 @@ use crate::data::validate::{check_finite, check_k, check_points, check_same_len}
 use crate::error::{Error, Result};
 use crate::estimator::{Clustering, Fit, Predict, Progress, ProgressFn};
 use crate::kmeans::{kmeans_plus_plus_indices, KMeans};
-use crate::linalg::{cholesky_lower, gemm_abt, gram_add, invert_lower};
+use crate::linalg::{argmax_rows, cholesky_lower, gemm_abt, gram_add, invert_lower};
 use crate::scalar::Scalar;
 use ndarray::{s, Array1, Array2, Array3, ArrayView2, Axis, Zip};
 use rand::rngs::StdRng;
@@ -738,13 +738,6 @@ impl Predict<ArrayView2<'_, f64>> for GaussianMixtureModel {
         self.check(*x)?;
         Ok(argmax_rows(&self.mixture.weighted_log_prob(*x)))
     }
-}
-
-fn argmax_rows(a: &Array2<f64>) -> Vec<i64> {
-    a.rows()
-        .into_iter()
-        .map(|r| (1..r.len()).fold(0, |b, c| if r[c] > r[b] { c } else { b }) as i64)
-        .collect()
 }
 
 impl Fit<ArrayView2<'_, f64>> for GaussianMixture {
