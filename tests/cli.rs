@@ -929,3 +929,56 @@ fn kernel_subcommands() {
     );
     assert!(p["s"].as_f64().unwrap() < -1.0);
 }
+
+#[test]
+fn magmaclust_subcommand() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let sim = clustr::gp::Simulator {
+        seed: 1,
+        ..clustr::gp::Simulator::new(clustr::gp::Scenario::H00)
+    }
+    .generate()
+    .unwrap();
+    let mut csv = String::from("ID,Input,Output\n");
+    for t in &sim.tasks.tasks {
+        for (x, y) in t.inputs.column(0).iter().zip(&t.outputs) {
+            csv.push_str(&format!("{},{x},{y}\n", t.id));
+        }
+    }
+    write(d, "tasks.csv", csv.as_bytes());
+    let v = run_json(
+        d,
+        &[
+            "magmaclust",
+            "tasks.csv",
+            "--k",
+            "3",
+            "--clusters-out",
+            "c.csv",
+            "--json",
+        ],
+        "magmaclust",
+    );
+    assert_eq!(v["n"], 50);
+    let text = std::fs::read_to_string(d.join("c.csv")).unwrap();
+    assert_eq!(text.lines().next(), Some("ID,cluster,probability"));
+    let labels: Vec<i64> = text
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').nth(1).unwrap().parse().unwrap())
+        .collect();
+    assert!(clustr::eval::adjusted_rand_index(&sim.clusters, &labels).unwrap() > 0.9);
+    let s = run_json(
+        d,
+        &["magmaclust", "tasks.csv", "--k-max", "4", "--json"],
+        "magmaclust vbic",
+    );
+    assert_eq!(s["vbic_by_k"].as_array().unwrap().len(), 4);
+    let bad = clustr(d, &["magmaclust", "tasks.csv", "--k", "2", "--hypothesis", "Hxx"]);
+    assert_eq!(bad.status.code(), Some(2));
+    write(d, "dup.csv", b"ID,Input,Output\na,1,2\na,1,3\n");
+    let dup = clustr(d, &["magmaclust", "dup.csv", "--k", "1"]);
+    assert_eq!(dup.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&dup.stderr).contains("twice"));
+}

@@ -7,6 +7,7 @@ mod datasets_cmd;
 mod density_cmd;
 mod distances;
 mod eval_cmd;
+mod gp_cmd;
 mod harness;
 mod kernel_cmd;
 mod kmeans_cmd;
@@ -51,6 +52,8 @@ enum Command {
     RffKpkm(kernel_cmd::RffKpkmArgs),
     /// Multiple-kernel, possibilistic RFF kernel power k-means (robust to outliers).
     IpRffMkpkm(kernel_cmd::IpArgs),
+    /// MagmaClust: clustering of functional data (tasks) with multi-task GPs; --k-max picks K by VBIC.
+    Magmaclust(gp_cmd::MagmaArgs),
     /// Gaussian mixture fitted by EM (scikit-learn's GaussianMixture semantics).
     Gmm(mixture_cmd::GmmArgs),
     /// PPP: k-means partitions validated by a GMM, choosing k (our reading of Sultan 2020).
@@ -108,6 +111,7 @@ fn main() -> ExitCode {
         Command::Kpkm(a) => kernel_cmd::run_kpkm(a),
         Command::RffKpkm(a) => kernel_cmd::run_rff_kpkm(a),
         Command::IpRffMkpkm(a) => kernel_cmd::run_ip_rff_mkpkm(a),
+        Command::Magmaclust(a) => gp_cmd::run_magmaclust(a),
         Command::Gmm(a) => mixture_cmd::run_gmm(a),
         Command::Ppp(a) => mixture_cmd::run_ppp(a),
         Command::Pam(a) => kmedoids_cmd::run("pam", a),
