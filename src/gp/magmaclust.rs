@@ -179,8 +179,21 @@ fn tau_term(l: &Array2<f64>, inv: &Array2<f64>, r: &Array1<f64>, c: &Array2<f64>
     -0.5 * z.dot(&z) - 0.5 * log_det(l) - 0.5 * n * (2.0 * PI).ln() - 0.5 * (inv * c).sum()
 }
 
-fn select(m: &Array2<f64>, idx: &[usize]) -> Array2<f64> {
-    Array2::from_shape_fn((idx.len(), idx.len()), |(a, b)| m[[idx[a], idx[b]]])
+/// The submatrix of rows `r` and columns `c`.
+fn sub(m: &Array2<f64>, r: &[usize], c: &[usize]) -> Array2<f64> {
+    Array2::from_shape_fn((r.len(), c.len()), |(a, b)| m[[r[a], c[b]]])
+}
+
+/// `y − m̂ₖ` at the grid rows `idx`.
+fn residual(y: ndarray::ArrayView1<f64>, mean: ndarray::ArrayView1<f64>, idx: &[usize]) -> Array1<f64> {
+    Array1::from_shape_fn(idx.len(), |a| y[a] - mean[idx[a]])
+}
+
+/// Normalised `exp` of log-weights (log-sum-exp).
+fn softmax(logs: Array1<f64>) -> Array1<f64> {
+    let mx = logs.fold(f64::NEG_INFINITY, |a, &b| a.max(b));
+    let e = logs.mapv(|v| (v - mx).exp());
+    &e / e.sum()
 }
 
 impl MagmaClust {
@@ -343,15 +356,12 @@ impl MagmaClust {
                         let y = &data.tasks[i].outputs;
                         let mut logs = Array1::<f64>::zeros(kk);
                         for k in 0..kk {
-                            let r: Array1<f64> =
-                                y - &idx.iter().map(|&g| post.mean[[k, g]]).collect::<Array1<f64>>();
-                            let c = select(&post.cov[k], idx);
+                            let r = residual(y.view(), post.mean.row(k), idx);
+                            let c = sub(&post.cov[k], idx, idx);
                             logs[k] = weights[k].max(f64::MIN_POSITIVE).ln()
                                 + tau_term(&psi[i].0, &psi[i].1, &r, &c);
                         }
-                        let mx = logs.fold(f64::NEG_INFINITY, |a, &b| a.max(b));
-                        let e = logs.mapv(|v| (v - mx).exp());
-                        &e / e.sum()
+                        softmax(logs)
                     })
                     .collect();
                 for (i, r) in rows.into_iter().enumerate() {
@@ -398,12 +408,12 @@ impl MagmaClust {
                     if w == 0.0 {
                         continue;
                     }
-                    let r: Array1<f64> = y - &idx.iter().map(|&g| post.mean[[k, g]]).collect::<Array1<f64>>();
+                    let r = residual(y.view(), post.mean.row(k), idx);
                     let outer = r
                         .view()
                         .insert_axis(ndarray::Axis(1))
                         .dot(&r.view().insert_axis(ndarray::Axis(0)));
-                    a = a + w * (&outer + &select(&post.cov[k], idx));
+                    a = a + w * (&outer + &sub(&post.cov[k], idx, idx));
                 }
                 a
             };
@@ -618,22 +628,17 @@ impl MagmaClustModel {
         let psi_star = s.kernel_i.matrix_with_noise(&theta[..ni], theta[ni], t_obs);
         let k_po = s.kernel_i.matrix(&theta[..ni], t_pred, t_obs);
         let k_pp = s.kernel_i.matrix(&theta[..ni], t_pred, t_pred);
-        let sub = |m: &Array2<f64>, r: &[usize], c: &[usize]| {
-            Array2::from_shape_fn((r.len(), c.len()), |(a, b)| m[[r[a], c[b]]])
-        };
         let tau = if y_obs.is_empty() {
             self.weights.clone()
         } else {
             let l = cholesky_jitter(&psi_star, s.pen_diag)?;
             let inv = inverse_from_cholesky(&l);
             let logs = Array1::from_shape_fn(kk, |k| {
-                let r = &y_obs - &obs.iter().map(|&g| post.mean[[k, g]]).collect::<Array1<f64>>();
+                let r = residual(y_obs, post.mean.row(k), obs);
                 self.weights[k].max(f64::MIN_POSITIVE).ln()
                     + tau_term(&l, &inv, &r, &sub(&post.cov[k], obs, obs))
             });
-            let mx = logs.fold(f64::NEG_INFINITY, |a, &b| a.max(b));
-            let e = logs.mapv(|v| (v - mx).exp());
-            &e / e.sum()
+            softmax(logs)
         };
         let p = pred.len();
         let mut means = Array2::<f64>::zeros((kk, p));
@@ -647,7 +652,7 @@ impl MagmaClustModel {
                 let g_oo = &psi_star + &sub(&post.cov[k], obs, obs);
                 let g_po = &k_po + &sub(&post.cov[k], pred, obs);
                 let l = cholesky_jitter(&g_oo, s.pen_diag)?;
-                let r = &y_obs - &obs.iter().map(|&g| post.mean[[k, g]]).collect::<Array1<f64>>();
+                let r = residual(y_obs, post.mean.row(k), obs);
                 let alpha = solve_upper_t(&l, solve_lower(&l, r.view()).view());
                 let v = crate::linalg::invert_lower(l.view()).dot(&g_po.t());
                 (m_p + g_po.dot(&alpha), g_pp - v.t().dot(&v))

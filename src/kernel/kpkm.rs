@@ -13,7 +13,9 @@
 use crate::backend::{Backend, CpuBackend};
 use crate::error::{Error, Result};
 use crate::estimator::{Clustering, Fit, ProgressFn};
-use crate::kernel::power::{run, PowerFit, PowerInit, PowerKMeans, PowerKMeansModel, Schedule, Space};
+use crate::kernel::power::{
+    run, weights_of, PowerFit, PowerInit, PowerKMeans, PowerKMeansModel, Schedule, Space, Step,
+};
 use crate::kernel::rff::{Bandwidth, RandomFourierFeatures};
 use crate::linalg::{argmin_rows, gemm_abt};
 use crate::metric::MetricKind;
@@ -125,7 +127,23 @@ impl Space for KernelSpace<'_> {
         Ok(d)
     }
 
-    fn update(&mut self, w: &Array2<f64>) -> Result<(f64, f64)> {
+    fn step(&mut self, s: f64) -> Result<Step> {
+        let d = self.distances()?;
+        let (w, objective, hardness) = weights_of(&d, s);
+        let (moved, norm) = self.update(&w);
+        Ok(Step {
+            objective,
+            moved,
+            norm,
+            hardness,
+        })
+    }
+}
+
+impl KernelSpace<'_> {
+    /// Moves the centroids to the `w`-weighted means of the points' features; returns
+    /// (`Σⱼ‖θⱼ_new − θⱼ_old‖²`, `Σⱼ‖θⱼ_new‖²`).
+    fn update(&mut self, w: &Array2<f64>) -> (f64, f64) {
         let a_new = w / &w.sum_axis(Axis(0));
         let ka_new = self.times_k(&a_new);
         let aka_new = column_dots(&a_new, &ka_new);
@@ -137,7 +155,7 @@ impl Space for KernelSpace<'_> {
         self.a = a_new;
         self.ka = ka_new;
         self.aka = aka_new;
-        Ok((moved, norm))
+        (moved, norm)
     }
 }
 
@@ -370,7 +388,7 @@ impl<F: Scalar> Fit<ArrayView2<'_, F>> for KernelKMeans {
                     col.assign(&space.a.column(j));
                 }
             }
-            space.update(&w)?;
+            space.update(&w);
         }
         // The kernel k-means objective: Σᵢ minⱼ ‖φ(xᵢ) − θⱼ‖².
         let objective = space

@@ -26,17 +26,14 @@
 
 use crate::error::{Error, Result};
 use crate::estimator::{Clustering, Fit, Progress, ProgressFn};
-use crate::kernel::power::{weights_of, PowerInit, Schedule};
+use crate::kernel::power::{move_to_means, weighted_sums, weights_of, PowerInit, Schedule};
 use crate::kernel::rff::{Bandwidth, RandomFourierFeatures};
-use crate::linalg::{argmin_rows, gemm_abt};
+use crate::linalg::argmin_rows;
 use crate::scalar::Scalar;
 use crate::{backend::Backend, backend::CpuBackend, metric::MetricKind};
-use ndarray::{s, Array2, ArrayView2, Axis};
+use ndarray::{Array2, ArrayView2, Axis};
 use rand::rngs::StdRng;
 use rand::SeedableRng;
-use rayon::prelude::*;
-
-const BLOCK: usize = 4096;
 
 /// Parameters of IP-RFF-MKPKM (the estimator).
 #[derive(Clone, Debug)]
@@ -245,37 +242,12 @@ impl<F: Scalar> State<'_, F> {
     /// Centroids ← v-weighted means in every kernel's features; returns (moved², norm²).
     fn update_centers(&mut self, v: &Array2<f64>) -> (f64, f64) {
         let totals = v.sum_axis(Axis(0));
-        let (mut moved, mut norm) = (0.0, 0.0);
-        for (z, c) in self.z.iter().zip(self.centers.iter_mut()) {
-            let (n, dim) = z.dim();
-            let k = v.ncols();
-            let parts: Vec<Array2<f64>> = (0..n.div_ceil(BLOCK))
-                .into_par_iter()
-                .map(|b| {
-                    let rows = b * BLOCK..((b + 1) * BLOCK).min(n);
-                    let vb = v.slice(s![rows.clone(), ..]).mapv(F::from_f64_lossy);
-                    let mut out = Array2::<F>::zeros((k, dim));
-                    gemm_abt(vb.t(), z.slice(s![rows, ..]).t(), out.view_mut(), F::one());
-                    out.mapv(|x| x.to_f64_exact())
-                })
-                .collect();
-            let mut sums = Array2::<f64>::zeros((k, dim));
-            parts.iter().for_each(|p| sums += p);
-            for j in 0..k {
-                for q in 0..dim {
-                    let new = if totals[j] > 0.0 {
-                        sums[[j, q]] / totals[j]
-                    } else {
-                        c[[j, q]].to_f64_exact()
-                    };
-                    let old = c[[j, q]].to_f64_exact();
-                    moved += (new - old) * (new - old);
-                    norm += new * new;
-                    c[[j, q]] = F::from_f64_lossy(new);
-                }
-            }
-        }
-        (moved, norm)
+        let totals = totals.as_slice().expect("contiguous");
+        self.z
+            .iter()
+            .zip(self.centers.iter_mut())
+            .map(|(z, c)| move_to_means(c, &weighted_sums(z.view(), v), totals))
+            .fold((0.0, 0.0), |a, b| (a.0 + b.0, a.1 + b.1))
     }
 }
 

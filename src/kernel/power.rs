@@ -138,22 +138,9 @@ impl Schedule {
 pub(crate) trait Space {
     /// Squared distances of every point to every current centroid (n × k).
     fn distances(&self) -> Result<Array2<f64>>;
-    /// Moves the centroids to the `w`-weighted means of the points; returns
-    /// (`Σⱼ‖θⱼ_new − θⱼ_old‖²`, `Σⱼ‖θⱼ_new‖²`).
-    fn update(&mut self, w: &Array2<f64>) -> Result<(f64, f64)>;
-    /// One MM iteration at power `s`: distances, weights, centroid update. Spaces may fuse
-    /// the three in one pass.
-    fn step(&mut self, s: f64) -> Result<Step> {
-        let d = self.distances()?;
-        let (w, objective, hardness) = weights_of(&d, s);
-        let (moved, norm) = self.update(&w)?;
-        Ok(Step {
-            objective,
-            moved,
-            norm,
-            hardness,
-        })
-    }
+    /// One MM iteration at power `s`: distances, weights, and centroids moved to the
+    /// weighted means.
+    fn step(&mut self, s: f64) -> Result<Step>;
 }
 
 /// What one MM iteration reports.
@@ -309,6 +296,51 @@ impl PowerInit {
     }
 }
 
+/// `Σᵢ wᵢⱼ xᵢ` over one block of rows (k × d): a GEMM in `F`, returned in f64.
+pub(crate) fn block_weighted_sum<F: Scalar>(xb: ArrayView2<F>, wb: ArrayView2<F>) -> Array2<f64> {
+    let mut out = Array2::<F>::zeros((wb.ncols(), xb.ncols()));
+    crate::linalg::gemm_abt(wb.t(), xb.t(), out.view_mut(), F::one());
+    out.mapv(|v| v.to_f64_exact())
+}
+
+/// `Σᵢ wᵢⱼ xᵢ` (k × d) by fixed row blocks in parallel, summed in block order (so the result
+/// does not depend on the thread count).
+pub(crate) fn weighted_sums<F: Scalar>(x: ArrayView2<F>, w: &Array2<f64>) -> Array2<f64> {
+    let n = x.nrows();
+    (0..n.div_ceil(BLOCK))
+        .into_par_iter()
+        .map(|b| {
+            let rows = b * BLOCK..((b + 1) * BLOCK).min(n);
+            let wb = w.slice(s![rows.clone(), ..]).mapv(F::from_f64_lossy);
+            block_weighted_sum(x.slice(s![rows, ..]), wb.view())
+        })
+        .collect::<Vec<_>>()
+        .into_iter()
+        .fold(Array2::zeros((w.ncols(), x.ncols())), |acc, p| acc + p)
+}
+
+/// Moves every centre to `sums / totals` (a centre without weight stays where it is);
+/// returns (`Σ‖new − old‖²`, `Σ‖new‖²`).
+pub(crate) fn move_to_means<F: Scalar>(
+    centers: &mut Array2<F>,
+    sums: &Array2<f64>,
+    totals: &[f64],
+) -> (f64, f64) {
+    let (mut moved, mut norm) = (0.0, 0.0);
+    for ((j, c), v) in centers.indexed_iter_mut() {
+        let old = v.to_f64_exact();
+        let new = if totals[j] > 0.0 {
+            sums[[j, c]] / totals[j]
+        } else {
+            old
+        };
+        moved += (new - old) * (new - old);
+        norm += new * new;
+        *v = F::from_f64_lossy(new);
+    }
+    (moved, norm)
+}
+
 /// Centroids as explicit vectors in the data's (or the features') space.
 pub(crate) struct Features<'a, F: Scalar> {
     pub x: ArrayView2<'a, F>,
@@ -335,19 +367,6 @@ impl<'a, F: Scalar> Features<'a, F> {
             backend: CpuBackend::default(),
         }
     }
-
-    /// The centroids' new coordinates from the weighted sums; returns (moved², norm²).
-    fn move_centers(&mut self, sums: &Array2<f64>, totals: &[f64]) -> (f64, f64) {
-        let (mut moved, mut norm) = (0.0, 0.0);
-        for ((j, c), v) in self.centers.indexed_iter_mut() {
-            let new = sums[[j, c]] / totals[j];
-            let old = v.to_f64_exact();
-            moved += (new - old) * (new - old);
-            norm += new * new;
-            *v = F::from_f64_lossy(new);
-        }
-        (moved, norm)
-    }
 }
 
 impl<F: Scalar> Space for Features<'_, F> {
@@ -360,27 +379,6 @@ impl<F: Scalar> Space for Features<'_, F> {
             d.view_mut(),
         )?;
         Ok(d.mapv(|v| v.to_f64_exact()))
-    }
-
-    fn update(&mut self, w: &Array2<f64>) -> Result<(f64, f64)> {
-        let (n, dim) = self.x.dim();
-        let k = w.ncols();
-        // Σᵢ wᵢⱼ xᵢ by row blocks (GEMM in F, accumulated in f64 in block order).
-        let parts: Vec<Array2<f64>> = (0..n.div_ceil(BLOCK))
-            .into_par_iter()
-            .map(|b| {
-                let rows = b * BLOCK..((b + 1) * BLOCK).min(n);
-                let wb = w.slice(s![rows.clone(), ..]).mapv(F::from_f64_lossy);
-                let xb = self.x.slice(s![rows, ..]);
-                let mut out = Array2::<F>::zeros((k, dim));
-                crate::linalg::gemm_abt(wb.t(), xb.t(), out.view_mut(), F::one());
-                out.mapv(|v| v.to_f64_exact())
-            })
-            .collect();
-        let mut sums = Array2::<f64>::zeros((k, dim));
-        parts.iter().for_each(|p| sums += p);
-        let totals = w.sum_axis(Axis(0));
-        Ok(self.move_centers(&sums, totals.as_slice().expect("contiguous")))
     }
 
     /// Distances, weights and weighted sums block by block in one pass over the rows (the
@@ -417,9 +415,7 @@ impl<F: Scalar> Space for Features<'_, F> {
                         totals[j] += wrow[j];
                     }
                 }
-                let mut out = Array2::<F>::zeros((k, dim));
-                crate::linalg::gemm_abt(w.t(), xb.t(), out.view_mut(), F::one());
-                (out.mapv(|v| v.to_f64_exact()), totals, objective, hard)
+                (block_weighted_sum(xb, w.view()), totals, objective, hard)
             })
             .collect();
         let mut sums = Array2::<f64>::zeros((k, dim));
@@ -431,7 +427,7 @@ impl<F: Scalar> Space for Features<'_, F> {
             objective += o;
             hard += h;
         }
-        let (moved, norm) = self.move_centers(&sums, &totals);
+        let (moved, norm) = move_to_means(&mut self.centers, &sums, &totals);
         Ok(Step {
             objective,
             moved,

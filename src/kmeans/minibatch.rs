@@ -214,17 +214,7 @@ impl MiniBatchKMeans {
                 ));
             }
         }
-        if let KMeansInit::Given(c) = &self.init {
-            if c.dim() != (self.k, d) {
-                return Err(Error::ShapeMismatch {
-                    what: "initial centres".into(),
-                    expected: format!("{} x {d}", self.k),
-                    got: format!("{} x {}", c.nrows(), c.ncols()),
-                });
-            }
-            check_finite(c.view(), "initial centres")?;
-        }
-        Ok(())
+        self.init.check(self.k, d)
     }
 
     fn chunk_rows<F: Scalar>(&self, d: usize) -> usize {

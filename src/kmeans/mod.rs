@@ -42,6 +42,23 @@ pub enum KMeansInit {
     Given(Array2<f64>),
 }
 
+impl KMeansInit {
+    /// Given centres must be k × d and finite; the other choices need no check.
+    pub(crate) fn check(&self, k: usize, d: usize) -> Result<()> {
+        if let KMeansInit::Given(c) = self {
+            if c.dim() != (k, d) {
+                return Err(Error::ShapeMismatch {
+                    what: "initial centres".into(),
+                    expected: format!("{k} x {d}"),
+                    got: format!("{} x {}", c.nrows(), c.ncols()),
+                });
+            }
+            crate::data::validate::check_finite(c.view(), "initial centres")?;
+        }
+        Ok(())
+    }
+}
+
 /// The assignment step.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Algorithm {
@@ -166,17 +183,7 @@ impl KMeans {
         if !(self.tol >= 0.0 && self.tol.is_finite()) {
             return Err(Error::param("tol", self.tol, "must be finite and non-negative"));
         }
-        if let KMeansInit::Given(c) = &self.init {
-            if c.dim() != (self.k, x.ncols()) {
-                return Err(Error::ShapeMismatch {
-                    what: "initial centres".into(),
-                    expected: format!("{} x {}", self.k, x.ncols()),
-                    got: format!("{} x {}", c.nrows(), c.ncols()),
-                });
-            }
-            crate::data::validate::check_finite(c.view(), "initial centres")?;
-        }
-        Ok(())
+        self.init.check(self.k, x.ncols())
     }
 }
 
