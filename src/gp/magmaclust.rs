@@ -13,7 +13,8 @@
 //!   according to the hypothesis (H00, Hk0, H0i, Hki).
 //! - ELBO `= −Σₖ L_γ(k) − Σᵢ L_θ(i) + Σᵢₖ τᵢₖ log(πₖ/τᵢₖ) + Σₖ ½ log|Ĉₖ|`; stop when its
 //!   relative change is below 1e-3, or after 25 iterations.
-//! - τ starts from k-means (50 starts) on each task's (min, mean, max) outputs.
+//! - τ starts from k-means (50 starts) on the raw outputs when all tasks share their inputs
+//!   (the research code), else on each task's (min, mean, max) outputs (the package).
 //!
 //! Deliberate differences: initial hyper-parameters are fixed (γ = θ = (1, 1), log noise −3,
 //! the research code's choice) instead of R's random draws, so fits are reproducible without
@@ -158,7 +159,25 @@ fn gaussian_objective(
     pen: f64,
     grad: &mut [f64],
 ) -> f64 {
-    let (sigma, dks) = kernel.matrix_with_grads(params, noise, x);
+    gaussian_objective_plus(kernel, params, noise, x, None, (a, w), pen, grad)
+}
+
+/// [`gaussian_objective`] with `Σ = K + plus` (a fixed covariance added to the kernel's).
+#[allow(clippy::too_many_arguments)]
+fn gaussian_objective_plus(
+    kernel: &Kernel,
+    params: &[f64],
+    noise: Option<f64>,
+    x: ArrayView2<f64>,
+    plus: Option<&Array2<f64>>,
+    (a, w): (&Array2<f64>, f64),
+    pen: f64,
+    grad: &mut [f64],
+) -> f64 {
+    let (mut sigma, dks) = kernel.matrix_with_grads(params, noise, x);
+    if let Some(c) = plus {
+        sigma += c;
+    }
     let Ok(l) = cholesky_jitter(&sigma, pen) else {
         return f64::INFINITY;
     };
@@ -187,6 +206,21 @@ fn sub(m: &Array2<f64>, r: &[usize], c: &[usize]) -> Array2<f64> {
 /// `y − m̂ₖ` at the grid rows `idx`.
 fn residual(y: ndarray::ArrayView1<f64>, mean: ndarray::ArrayView1<f64>, idx: &[usize]) -> Array1<f64> {
     Array1::from_shape_fn(idx.len(), |a| y[a] - mean[idx[a]])
+}
+
+/// Tasks grouped by identical input rows (same grid indices in the same order), each group
+/// in order of first appearance.
+fn input_groups(index: &[Vec<usize>]) -> Vec<Vec<usize>> {
+    let mut first: std::collections::HashMap<&[usize], usize> = std::collections::HashMap::new();
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    for (i, idx) in index.iter().enumerate() {
+        let g = *first.entry(idx.as_slice()).or_insert_with(|| {
+            groups.push(Vec::new());
+            groups.len() - 1
+        });
+        groups[g].push(i);
+    }
+    groups
 }
 
 /// Normalised `exp` of log-weights (log-sum-exp).
@@ -220,7 +254,9 @@ impl MagmaClust {
         Ok(())
     }
 
-    /// k-means on each task's (min, mean, max) outputs, as MagmaClustR's `ini_kmeans`.
+    /// One-hot τ from k-means (50 starts): on the raw output vectors when every task has the
+    /// same inputs (the research code's choice, which sees the curves' shapes), else on each
+    /// task's (min, mean, max) outputs (MagmaClustR's `ini_kmeans`).
     fn initial_tau(&self, data: &Tasks) -> Result<Array2<f64>> {
         let m = data.len();
         let mut tau = Array2::<f64>::zeros((m, self.k));
@@ -228,14 +264,25 @@ impl MagmaClust {
             tau.fill(1.0);
             return Ok(tau);
         }
-        let feats = Array2::from_shape_fn((m, 3), |(i, j)| {
-            let y = &data.tasks[i].outputs;
-            match j {
-                0 => y.fold(f64::INFINITY, |a, &b| a.min(b)),
-                1 => y.mean().unwrap_or(0.0),
-                _ => y.fold(f64::NEG_INFINITY, |a, &b| a.max(b)),
+        let n = data.grid.nrows();
+        let feats = if data.index.iter().all(|idx| idx.len() == n) {
+            let mut f = Array2::<f64>::zeros((m, n));
+            for (i, idx) in data.index.iter().enumerate() {
+                idx.iter()
+                    .zip(&data.tasks[i].outputs)
+                    .for_each(|(&g, &y)| f[[i, g]] = y);
             }
-        });
+            f
+        } else {
+            Array2::from_shape_fn((m, 3), |(i, j)| {
+                let y = &data.tasks[i].outputs;
+                match j {
+                    0 => y.fold(f64::INFINITY, |a, &b| a.min(b)),
+                    1 => y.mean().unwrap_or(0.0),
+                    _ => y.fold(f64::NEG_INFINITY, |a, &b| a.max(b)),
+                }
+            })
+        };
         let km = crate::kmeans::KMeans::new(self.k)
             .n_init(50)
             .seed(self.seed)
@@ -430,23 +477,43 @@ impl MagmaClust {
                 )
             };
             if self.common_hp_i {
-                let scatter: Vec<Array2<f64>> = (0..m).map(a_i).collect();
+                // The objective is linear in (A, W), so tasks with the same inputs (same grid
+                // rows in the same order) share one Ψ and their scatters add up exactly.
+                let groups = input_groups(&data.index);
+                let scatter: Vec<(usize, Array2<f64>, f64)> = groups
+                    .par_iter()
+                    .map(|members| {
+                        let a = members
+                            .iter()
+                            .map(|&i| a_i(i))
+                            .reduce(|x, y| x + y)
+                            .expect("non-empty group");
+                        let w: f64 = members.iter().map(|&i| tau.row(i).sum()).sum();
+                        (members[0], a, w)
+                    })
+                    .collect();
                 let h = minimize(
                     |p, g| {
+                        let parts: Vec<(f64, Vec<f64>)> = scatter
+                            .par_iter()
+                            .map(|(i, a, w)| {
+                                let mut gi = vec![0.0; p.len()];
+                                let f = gaussian_objective(
+                                    &self.kernel_i,
+                                    &p[..ni],
+                                    Some(p[ni]),
+                                    data.tasks[*i].inputs.view(),
+                                    (a, *w),
+                                    self.pen_diag,
+                                    &mut gi,
+                                );
+                                (f, gi)
+                            })
+                            .collect();
                         g.iter_mut().for_each(|v| *v = 0.0);
-                        let mut gi = vec![0.0; g.len()];
                         let mut total = 0.0;
-                        for (i, a) in scatter.iter().enumerate() {
-                            let w: f64 = tau.row(i).sum();
-                            total += gaussian_objective(
-                                &self.kernel_i,
-                                &p[..ni],
-                                Some(p[ni]),
-                                data.tasks[i].inputs.view(),
-                                (a, w),
-                                self.pen_diag,
-                                &mut gi,
-                            );
+                        for (f, gi) in parts {
+                            total += f;
                             g.iter_mut().zip(&gi).for_each(|(a, b)| *a += b);
                         }
                         total
@@ -579,6 +646,8 @@ pub fn select_nb_cluster(
 /// A prediction for a new task.
 #[derive(Clone, Debug, PartialEq)]
 pub struct MagmaPrediction {
+    /// The new task's kernel log-parameters and log noise variance (last).
+    pub hp: Vec<f64>,
     /// Membership probabilities τ* of the new task.
     pub tau: Array1<f64>,
     /// Per-cluster predictive means on the prediction grid (K × P).
@@ -596,8 +665,8 @@ impl MagmaClustModel {
     /// π-weighted mixture of the mean processes), as MagmaClustR's `pred_magmaclust`: the
     /// hyper-posterior is recomputed on the training grid extended by both input sets, τ* by
     /// the VE formula, and each cluster's GP posterior conditions on the observations.
-    /// Needs shared task hyper-parameters (H00, Hk0); for task-specific ones (H0i, Hki) the
-    /// new task's hyper-parameters must be learnt first, which is not implemented yet.
+    /// With task-specific hyper-parameters (H0i, Hki) the new task's own are learnt first by
+    /// an EM as MagmaClustR's `train_gp_clust` (see `new_task_hyperparameters`).
     pub fn predict(
         &self,
         train: &Tasks,
@@ -606,11 +675,6 @@ impl MagmaClustModel {
         t_pred: ArrayView2<f64>,
     ) -> Result<MagmaPrediction> {
         let s = &self.settings;
-        if !s.common_hp_i {
-            return Err(Error::Unsupported(
-                "prediction with task-specific hyper-parameters (H0i, Hki) is not implemented yet; fit with shared task hyper-parameters".into(),
-            ));
-        }
         crate::data::validate::check_same_len("observations", t_obs.nrows(), y_obs.len())?;
         crate::data::validate::check_same_len("input dimension", train.grid.ncols(), t_pred.ncols())?;
         let (grid, old, extra) = crate::gp::data::extend_grid(train.grid.view(), &[t_obs, t_pred]);
@@ -623,22 +687,19 @@ impl MagmaClustModel {
         let post = s.hyperposterior(grid.view(), &index, train, &psi, &self.tau, &self.hp_k)?;
         let (obs, pred) = (&extra[0], &extra[1]);
         let ni = s.kernel_i.n_params();
-        let theta = &self.hp_i[0];
         let kk = self.weights.len();
+        let theta = if s.common_hp_i || y_obs.is_empty() {
+            self.mean_task_hyperparameters()
+        } else {
+            self.new_task_hyperparameters(&post, obs, t_obs, y_obs)?
+        };
         let psi_star = s.kernel_i.matrix_with_noise(&theta[..ni], theta[ni], t_obs);
         let k_po = s.kernel_i.matrix(&theta[..ni], t_pred, t_obs);
         let k_pp = s.kernel_i.matrix(&theta[..ni], t_pred, t_pred);
         let tau = if y_obs.is_empty() {
             self.weights.clone()
         } else {
-            let l = cholesky_jitter(&psi_star, s.pen_diag)?;
-            let inv = inverse_from_cholesky(&l);
-            let logs = Array1::from_shape_fn(kk, |k| {
-                let r = residual(y_obs, post.mean.row(k), obs);
-                self.weights[k].max(f64::MIN_POSITIVE).ln()
-                    + tau_term(&l, &inv, &r, &sub(&post.cov[k], obs, obs))
-            });
-            softmax(logs)
+            self.memberships(&post, obs, &psi_star, y_obs)?
         };
         let p = pred.len();
         let mut means = Array2::<f64>::zeros((kk, p));
@@ -668,12 +729,102 @@ impl MagmaClustModel {
                 .sum()
         });
         Ok(MagmaPrediction {
+            hp: theta,
             tau,
             cluster_means: means,
             cluster_vars: vars,
             mean,
             var,
         })
+    }
+}
+
+impl MagmaClustModel {
+    /// The training tasks' hyper-parameters averaged on the log scale (the shared ones under
+    /// H00 and Hk0): the new task's, or the start of their optimisation.
+    fn mean_task_hyperparameters(&self) -> Vec<f64> {
+        let m = self.hp_i.len() as f64;
+        (0..self.hp_i[0].len())
+            .map(|j| self.hp_i.iter().map(|h| h[j]).sum::<f64>() / m)
+            .collect()
+    }
+
+    /// τ* of a new task by the VE formula, `πₖ N(y*; m̂ₖ(t*), Ψ*) e^(−½ tr(Ψ*⁻¹ Ĉₖ(t*)))`
+    /// normalised, the hyper-posterior given on a grid where the task's inputs are rows `obs`.
+    fn memberships(
+        &self,
+        post: &HyperPosterior,
+        obs: &[usize],
+        psi_star: &Array2<f64>,
+        y_obs: ndarray::ArrayView1<f64>,
+    ) -> Result<Array1<f64>> {
+        let l = cholesky_jitter(psi_star, self.settings.pen_diag)?;
+        let inv = inverse_from_cholesky(&l);
+        let logs = Array1::from_shape_fn(self.weights.len(), |k| {
+            let r = residual(y_obs, post.mean.row(k), obs);
+            self.weights[k].max(f64::MIN_POSITIVE).ln() + tau_term(&l, &inv, &r, &sub(&post.cov[k], obs, obs))
+        });
+        Ok(softmax(logs))
+    }
+
+    /// A new task's kernel log-parameters and log noise variance under task-specific
+    /// hypotheses, by MagmaClustR's `train_gp_clust` EM started from τ* = π: the M step
+    /// minimises `Σₖ τ*ₖ [−log N(y*; m̂ₖ(t*), Ψ*_θ + Ĉₖ(t*, t*))]` by L-BFGS, the E step updates
+    /// τ* by the VE formula; stop when the objective's relative change is below the training
+    /// threshold or after as many iterations as training allows. Differs from the reference in
+    /// starting from the training tasks' mean log-parameters instead of a random draw.
+    fn new_task_hyperparameters(
+        &self,
+        post: &HyperPosterior,
+        obs: &[usize],
+        t_obs: ArrayView2<f64>,
+        y_obs: ndarray::ArrayView1<f64>,
+    ) -> Result<Vec<f64>> {
+        let s = &self.settings;
+        let ni = s.kernel_i.n_params();
+        let kk = self.weights.len();
+        let cov: Vec<Array2<f64>> = (0..kk).map(|k| sub(&post.cov[k], obs, obs)).collect();
+        let scatter: Vec<Array2<f64>> = (0..kk)
+            .map(|k| {
+                let r = residual(y_obs, post.mean.row(k), obs);
+                let col = r.view().insert_axis(ndarray::Axis(1));
+                col.dot(&col.t())
+            })
+            .collect();
+        let mut theta = self.mean_task_hyperparameters();
+        let mut tau = self.weights.clone();
+        let mut previous: Option<f64> = None;
+        for _ in 0..s.n_iter_max {
+            let objective = |p: &[f64], g: &mut [f64]| -> f64 {
+                g.iter_mut().for_each(|v| *v = 0.0);
+                let mut gk = vec![0.0; p.len()];
+                let mut total = 0.0;
+                for k in (0..kk).filter(|&k| tau[k] > 0.0) {
+                    total += gaussian_objective_plus(
+                        &s.kernel_i,
+                        &p[..ni],
+                        Some(p[ni]),
+                        t_obs,
+                        Some(&cov[k]),
+                        (&(tau[k] * &scatter[k]), tau[k]),
+                        s.pen_diag,
+                        &mut gk,
+                    );
+                    g.iter_mut().zip(&gk).for_each(|(a, b)| *a += b);
+                }
+                total
+            };
+            let found = minimize(objective, &theta, &s.optimiser);
+            theta = found.x;
+            let psi_star = s.kernel_i.matrix_with_noise(&theta[..ni], theta[ni], t_obs);
+            tau = self.memberships(post, obs, &psi_star, y_obs)?;
+            let done = previous.is_some_and(|p| ((found.f - p) / found.f.abs()).abs() < s.cv_threshold);
+            previous = Some(found.f);
+            if done {
+                break;
+            }
+        }
+        Ok(theta)
     }
 }
 

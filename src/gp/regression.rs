@@ -13,8 +13,13 @@ use ndarray::{Array1, Array2, ArrayView1, ArrayView2};
 /// The lower Cholesky factor of `k + jitter·I`, starting at `jitter` and multiplying it by 10
 /// until the factorisation succeeds (at most 1e-2 relative to the mean diagonal).
 pub fn cholesky_jitter(k: &Array2<f64>, jitter: f64) -> Result<Array2<f64>> {
+    if k.iter().any(|v| !v.is_finite()) {
+        return Err(Error::Unsupported(
+            "covariance matrix has non-finite entries (hyper-parameters out of range)".into(),
+        ));
+    }
     let scale = (k.diag().mean().unwrap_or(1.0)).abs().max(1e-300);
-    let mut pen = jitter;
+    let mut pen = jitter.max(f64::MIN_POSITIVE);
     loop {
         let mut m = k.clone();
         m.diag_mut().iter_mut().for_each(|v| *v += pen);

@@ -9,7 +9,7 @@
 //!   (k) or are shared (0), the second whether the tasks' differ (i) or are shared (0). Draws
 //!   of hyper-parameters are rounded to 2 decimals, as the reference.
 //! - Scheme A (non-GP): K = 4, grid 0, 0.1, …, 10,
-//!   `y = u + v(1 − u)·max(2.5 − |t − c_k|, 0) + N(0, 0.5²)` with u ~ U(0, 1) per task,
+//!   `y = u + v(1 − u)·max(2.5 − |t − c_k|, 0) + N(0, 0.5²)` with u ~ U(0, 1) per data set,
 //!   c_k = 2.5 (k even) or 7.5 (k odd), v = 0.5 for k above 2 and 1 otherwise (k = 1…4).
 //!
 //! Inputs are N points drawn without replacement from the grid, once for all tasks (common)
@@ -150,6 +150,8 @@ impl Simulator {
             idx
         };
         let common = pick(&mut rng);
+        // Scheme A's mixing proportion is drawn once per data set, as `simu_scheme_alternate`.
+        let u: f64 = rng.random();
         let mut tasks = Vec::with_capacity(self.n_tasks);
         let mut clusters = Vec::with_capacity(self.n_tasks);
         for i in 0..self.n_tasks {
@@ -161,7 +163,6 @@ impl Simulator {
             };
             let t: Array1<f64> = idx.iter().map(|&j| grid[j]).collect();
             let y = if self.scenario == Scenario::SchemeA {
-                let u: f64 = rng.random();
                 let c = if (k + 1) % 2 == 0 { 2.5 } else { 7.5 };
                 let v = if k + 1 > 2 { 0.5 } else { 1.0 };
                 t.mapv(|ti| {
