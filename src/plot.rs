@@ -118,6 +118,22 @@ impl Canvas {
         }
     }
 
+    /// A line segment `width` pixels thick.
+    pub fn line(&mut self, (x0, y0): (i64, i64), (x1, y1): (i64, i64), width: i64, c: [u8; 3]) {
+        let steps = (x1 - x0).abs().max((y1 - y0).abs()).max(1);
+        for s in 0..=steps {
+            let x = x0 + (x1 - x0) * s / steps;
+            let y = y0 + (y1 - y0) * s / steps;
+            self.fill_rect(
+                x - width / 2,
+                y - width / 2,
+                x - width / 2 + width,
+                y - width / 2 + width,
+                c,
+            );
+        }
+    }
+
     /// Writes the canvas as an 8-bit RGB PNG, atomically.
     pub fn save_png(&self, path: impl AsRef<Path>) -> Result<()> {
         let path = path.as_ref();
@@ -188,6 +204,85 @@ pub fn reachability_plot(
             top + plot_h,
             col,
         );
+    }
+    c.fill_rect(left - 1, top, left, top + plot_h + 1, [0, 0, 0]);
+    c.fill_rect(left - 1, top + plot_h, left + plot_w, top + plot_h + 1, [0, 0, 0]);
+    c.save_png(path)
+}
+
+/// A functional prediction over one input: the 95% band `mean ± 1.96·√var` (shaded), each
+/// cluster's mean (thin, in its cluster colour), the mixture mean (thick, black) and the
+/// observed points (discs), as MagmaClustR's `plot_magmaclust`. `inputs` must be sorted.
+pub fn prediction_plot(
+    inputs: &[f64],
+    mean: &[f64],
+    var: &[f64],
+    cluster_means: &[Vec<f64>],
+    observed: (&[f64], &[f64]),
+    path: impl AsRef<Path>,
+) -> Result<()> {
+    let (left, right, top, bottom) = (70i64, 10i64, 10i64, 30i64);
+    let (plot_w, plot_h) = (800i64, 450i64);
+    let mut c = Canvas::new((left + plot_w + right) as usize, (top + plot_h + bottom) as usize);
+    let sd: Vec<f64> = var.iter().map(|v| 1.96 * v.max(0.0).sqrt()).collect();
+    let ys = mean
+        .iter()
+        .zip(&sd)
+        .flat_map(|(m, s)| [m - s, m + s])
+        .chain(cluster_means.iter().flatten().copied())
+        .chain(observed.1.iter().copied());
+    let xs = inputs.iter().chain(observed.0).copied();
+    let range = |it: &mut dyn Iterator<Item = f64>| {
+        let (lo, hi) = it
+            .filter(|v| v.is_finite())
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
+                (a.min(v), b.max(v))
+            });
+        if lo < hi {
+            (lo, hi)
+        } else if lo.is_finite() {
+            (lo - 1.0, lo + 1.0)
+        } else {
+            (0.0, 1.0)
+        }
+    };
+    let (x_lo, x_hi) = range(&mut xs.into_iter());
+    let (y_lo, y_hi) = range(&mut ys.into_iter());
+    let pad = 0.05 * (y_hi - y_lo);
+    let (y_lo, y_hi) = (y_lo - pad, y_hi + pad);
+    let px = |x: f64| left + ((x - x_lo) / (x_hi - x_lo) * plot_w as f64).round() as i64;
+    let py = |y: f64| top + plot_h - ((y - y_lo) / (y_hi - y_lo) * plot_h as f64).round() as i64;
+    for t in 0..=4 {
+        let v = y_lo + (y_hi - y_lo) * t as f64 / 4.0;
+        c.fill_rect(left, py(v), left + plot_w, py(v) + 1, [225, 225, 225]);
+        c.text(4, py(v) - 5, &tick_label(v), 2, [60, 60, 60]);
+        let u = x_lo + (x_hi - x_lo) * t as f64 / 4.0;
+        c.text(px(u) - 10, top + plot_h + 8, &tick_label(u), 2, [60, 60, 60]);
+    }
+    for w in 0..inputs.len().saturating_sub(1) {
+        for x in px(inputs[w])..=px(inputs[w + 1]) {
+            let f = (x - px(inputs[w])) as f64 / (px(inputs[w + 1]) - px(inputs[w])).max(1) as f64;
+            let at = |v: &[f64]| v[w] + f * (v[w + 1] - v[w]);
+            let (m, s) = (at(mean), at(&sd));
+            c.fill_rect(x, py(m + s), x + 1, py(m - s) + 1, [200, 215, 240]);
+        }
+    }
+    let curve = |c: &mut Canvas, v: &[f64], width: i64, col: [u8; 3]| {
+        for w in 0..inputs.len().saturating_sub(1) {
+            c.line(
+                (px(inputs[w]), py(v[w])),
+                (px(inputs[w + 1]), py(v[w + 1])),
+                width,
+                col,
+            );
+        }
+    };
+    for (k, m) in cluster_means.iter().enumerate() {
+        curve(&mut c, m, 1, cluster_color(k as i64));
+    }
+    curve(&mut c, mean, 3, [0, 0, 0]);
+    for (&x, &y) in observed.0.iter().zip(observed.1) {
+        c.disc(px(x), py(y), 4, [200, 30, 30]);
     }
     c.fill_rect(left - 1, top, left, top + plot_h + 1, [0, 0, 0]);
     c.fill_rect(left - 1, top + plot_h, left + plot_w, top + plot_h + 1, [0, 0, 0]);

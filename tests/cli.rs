@@ -931,36 +931,50 @@ fn kernel_subcommands() {
 }
 
 #[test]
-fn magmaclust_subcommand() {
+fn magmaclust_train_predict_select() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let sim = clustr::gp::Simulator {
         seed: 1,
+        n_tasks: 51,
         ..clustr::gp::Simulator::new(clustr::gp::Scenario::H00)
     }
     .generate()
     .unwrap();
-    let mut csv = String::from("ID,Input,Output\n");
-    for t in &sim.tasks.tasks {
-        for (x, y) in t.inputs.column(0).iter().zip(&t.outputs) {
-            csv.push_str(&format!("{},{x},{y}\n", t.id));
+    let long = |tasks: &[clustr::gp::Task], upto: usize| {
+        let mut csv = String::from("ID,Input,Output\n");
+        for t in tasks {
+            for (x, y) in t.inputs.column(0).iter().zip(&t.outputs).take(upto) {
+                csv.push_str(&format!("{},{x},{y}\n", t.id));
+            }
         }
-    }
-    write(d, "tasks.csv", csv.as_bytes());
+        csv
+    };
+    write(d, "tasks.csv", long(&sim.tasks.tasks[1..], usize::MAX).as_bytes());
+    write(d, "new.csv", long(&sim.tasks.tasks[..1], 20).as_bytes());
     let v = run_json(
         d,
         &[
             "magmaclust",
+            "train",
             "tasks.csv",
             "--k",
             "3",
+            "--out",
+            "model.json",
             "--clusters-out",
             "c.csv",
             "--json",
         ],
-        "magmaclust",
+        "magmaclust train",
     );
-    assert_eq!(v["n"], 50);
+    assert_eq!(v["n_tasks"], 50);
+    assert_eq!(v["mixture_weights"].as_array().unwrap().len(), 3);
+    assert!(!v["elbo"].as_array().unwrap().is_empty());
+    let model: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("model.json")).unwrap()).unwrap();
+    assert_eq!(model["memberships"].as_array().unwrap().len(), 50);
+    assert_eq!(model["memberships"][0]["ID"], sim.tasks.tasks[1].id.as_str());
     let text = std::fs::read_to_string(d.join("c.csv")).unwrap();
     assert_eq!(text.lines().next(), Some("ID,cluster,probability"));
     let labels: Vec<i64> = text
@@ -968,17 +982,190 @@ fn magmaclust_subcommand() {
         .skip(1)
         .map(|l| l.split(',').nth(1).unwrap().parse().unwrap())
         .collect();
-    assert!(clustr::eval::adjusted_rand_index(&sim.clusters, &labels).unwrap() > 0.9);
+    assert!(clustr::eval::adjusted_rand_index(&sim.clusters[1..], &labels).unwrap() > 0.9);
+
+    // Predict the held-out task's last 10 points from its first 20.
+    let test = &sim.tasks.tasks[0];
+    let inputs: String = std::iter::once("Input\n".to_string())
+        .chain(test.inputs.column(0).iter().skip(20).map(|x| format!("{x}\n")))
+        .collect();
+    write(d, "future.csv", inputs.as_bytes());
+    run_json(
+        d,
+        &[
+            "magmaclust",
+            "predict",
+            "model.json",
+            "new.csv",
+            "--inputs",
+            "future.csv",
+            "--out",
+            "pred.csv",
+            "--plot",
+            "pred.png",
+            "--json",
+        ],
+        "magmaclust predict",
+    );
+    let pred = std::fs::read_to_string(d.join("pred.csv")).unwrap();
+    let mut lines = pred.lines();
+    assert_eq!(
+        lines.next(),
+        Some("Input,Mean,Var,Mean_1,Var_1,Proba_1,Mean_2,Var_2,Proba_2,Mean_3,Var_3,Proba_3")
+    );
+    let rows: Vec<Vec<f64>> = lines
+        .map(|l| l.split(',').map(|v| v.parse().unwrap()).collect())
+        .collect();
+    assert_eq!(rows.len(), 10);
+    let mse = rows
+        .iter()
+        .zip(test.outputs.iter().skip(20))
+        .map(|(r, y)| (r[1] - y).powi(2))
+        .sum::<f64>()
+        / 10.0;
+    assert!(mse < 10.0, "MSE {mse}");
+    assert!(rows
+        .iter()
+        .all(|r| r[2] > 0.0 && (r[5] + r[8] + r[11] - 1.0).abs() < 1e-9));
+    assert_eq!(&std::fs::read(d.join("pred.png")).unwrap()[1..4], b"PNG");
+    let grid = clustr(
+        d,
+        &[
+            "magmaclust",
+            "predict",
+            "model.json",
+            "new.csv",
+            "--grid",
+            "0:10:50",
+            "--out",
+            "g.csv",
+        ],
+    );
+    assert!(grid.status.success(), "{}", String::from_utf8_lossy(&grid.stderr));
+    assert_eq!(
+        std::fs::read_to_string(d.join("g.csv")).unwrap().lines().count(),
+        51
+    );
+
     let s = run_json(
         d,
-        &["magmaclust", "tasks.csv", "--k-max", "4", "--json"],
-        "magmaclust vbic",
+        &[
+            "magmaclust",
+            "select",
+            "tasks.csv",
+            "--k-range",
+            "1:4",
+            "--out",
+            "best.json",
+            "--json",
+        ],
+        "magmaclust select",
     );
     assert_eq!(s["vbic_by_k"].as_array().unwrap().len(), 4);
-    let bad = clustr(d, &["magmaclust", "tasks.csv", "--k", "2", "--hypothesis", "Hxx"]);
-    assert_eq!(bad.status.code(), Some(2));
+    assert_eq!(s["k"], s["best_k"]);
+    assert!(d.join("best.json").exists());
+
+    // Bad input: exit code 2, one line naming the problem, no output file.
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &[
+                "magmaclust",
+                "train",
+                "tasks.csv",
+                "--k",
+                "2",
+                "--hypothesis",
+                "Hxx",
+                "--out",
+                "x.json",
+            ],
+            "hypothesis",
+        ),
+        (
+            &["magmaclust", "train", "tasks.csv", "--k", "0", "--out", "x.json"],
+            "k",
+        ),
+        (
+            &["magmaclust", "train", "dup.csv", "--k", "1", "--out", "x.json"],
+            "line 3",
+        ),
+        (
+            &["magmaclust", "train", "one.csv", "--k", "1", "--out", "x.json"],
+            "task b has 1 point",
+        ),
+        (
+            &["magmaclust", "train", "text.csv", "--k", "1", "--out", "x.json"],
+            "task a",
+        ),
+        (
+            &["magmaclust", "train", "nocol.csv", "--k", "1", "--out", "x.json"],
+            "ID and an Output",
+        ),
+        (
+            &[
+                "magmaclust",
+                "select",
+                "tasks.csv",
+                "--k-range",
+                "3:1",
+                "--out",
+                "x.json",
+            ],
+            "k-range",
+        ),
+        (
+            &[
+                "magmaclust",
+                "predict",
+                "tasks.csv",
+                "new.csv",
+                "--grid",
+                "0:1:5",
+                "--out",
+                "x.csv",
+            ],
+            "model file",
+        ),
+        (
+            &[
+                "magmaclust",
+                "predict",
+                "model.json",
+                "new.csv",
+                "--grid",
+                "1:0:5",
+                "--out",
+                "x.csv",
+            ],
+            "grid",
+        ),
+        (
+            &[
+                "magmaclust",
+                "predict",
+                "model.json",
+                "tasks.csv",
+                "--grid",
+                "0:1:5",
+                "--out",
+                "x.csv",
+            ],
+            "one task",
+        ),
+    ];
     write(d, "dup.csv", b"ID,Input,Output\na,1,2\na,1,3\n");
-    let dup = clustr(d, &["magmaclust", "dup.csv", "--k", "1"]);
-    assert_eq!(dup.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&dup.stderr).contains("twice"));
+    write(d, "one.csv", b"ID,Input,Output\na,1,2\na,2,3\nb,1,2\n");
+    write(d, "text.csv", b"ID,Input,Output\na,1,2\na,2,oops\n");
+    write(d, "nocol.csv", b"ID,Input\na,1\n");
+    for (args, needle) in cases {
+        let out = clustr(d, args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: {err}");
+        assert!(
+            !d.join("x.json").exists() && !d.join("x.csv").exists(),
+            "{args:?}"
+        );
+    }
 }

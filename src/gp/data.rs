@@ -137,7 +137,11 @@ impl Tasks {
     /// Reads MagmaClustR's long format: a CSV with a header naming `ID` and `Output`; every
     /// other column is an input coordinate. Rows of one ID form a task, in order of first
     /// appearance.
-    pub fn read_long(path: impl AsRef<Path>) -> Result<Self> {
+    ///
+    /// Every task needs at least `min_points` observations (2 to train: one point says
+    /// nothing about a curve). Errors name the task and the line: a missing column, a cell
+    /// that is not a number, an input seen twice in a task, a task with too few points.
+    pub fn read_long(path: impl AsRef<Path>, min_points: usize) -> Result<Self> {
         let path = path.as_ref();
         let bad = |line: Option<usize>, m: String| Error::parse(path, line, None, m);
         let mut r = csv::ReaderBuilder::new()
@@ -161,11 +165,18 @@ impl Tasks {
         if input_cols.is_empty() {
             return Err(bad(Some(1), "no input column (e.g. Input)".into()));
         }
+        struct Rows {
+            inputs: Vec<f64>,
+            outputs: Vec<f64>,
+            first_line: usize,
+            seen: BTreeMap<Vec<u64>, usize>,
+        }
         let mut order: Vec<String> = Vec::new();
-        let mut rows: BTreeMap<String, (Vec<f64>, Vec<f64>)> = BTreeMap::new();
+        let mut rows: BTreeMap<String, Rows> = BTreeMap::new();
         for (line, rec) in r.records().enumerate() {
             let line = line + 2;
             let rec = rec.map_err(|e| bad(Some(line), e.to_string()))?;
+            let id = rec.get(id_col).unwrap_or("").to_string();
             let num = |c: usize| -> Result<f64> {
                 let cell = rec.get(c).unwrap_or("");
                 cell.parse::<f64>().map_err(|_| {
@@ -173,31 +184,52 @@ impl Tasks {
                         path,
                         Some(line),
                         Some(c + 1),
-                        format!("cannot parse {cell:?} as a number"),
+                        format!("task {id}: cannot parse {cell:?} as a number"),
                     )
                 })
             };
-            let id = rec.get(id_col).unwrap_or("").to_string();
             let entry = rows.entry(id.clone()).or_insert_with(|| {
                 order.push(id.clone());
-                (Vec::new(), Vec::new())
+                Rows {
+                    inputs: Vec::new(),
+                    outputs: Vec::new(),
+                    first_line: line,
+                    seen: BTreeMap::new(),
+                }
             });
-            for &c in &input_cols {
-                entry.0.push(num(c)?);
+            let x: Vec<f64> = input_cols.iter().map(|&c| num(c)).collect::<Result<_>>()?;
+            if let Some(before) = entry.seen.insert(key(ArrayView1::from(&x)), line) {
+                return Err(bad(
+                    Some(line),
+                    format!(
+                        "task {id} has input {x:?} twice (also on line {before}; inputs are matched on 6 significant digits)"
+                    ),
+                ));
             }
-            entry.1.push(num(out_col)?);
+            entry.inputs.extend(x);
+            entry.outputs.push(num(out_col)?);
         }
         if order.is_empty() {
             return Err(bad(None, "no data rows".into()));
+        }
+        if let Some(id) = order.iter().find(|id| rows[*id].outputs.len() < min_points) {
+            let r = &rows[id];
+            return Err(bad(
+                Some(r.first_line),
+                format!(
+                    "task {id} has {} point(s); at least {min_points} per task are needed",
+                    r.outputs.len()
+                ),
+            ));
         }
         let d = input_cols.len();
         let tasks = order
             .into_iter()
             .map(|id| {
-                let (x, y) = rows.remove(&id).expect("seen");
+                let r = rows.remove(&id).expect("seen");
                 Task {
-                    inputs: Array2::from_shape_vec((y.len(), d), x).expect("n x d"),
-                    outputs: Array1::from(y),
+                    inputs: Array2::from_shape_vec((r.outputs.len(), d), r.inputs).expect("n x d"),
+                    outputs: Array1::from(r.outputs),
                     id,
                 }
             })
@@ -268,16 +300,28 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("d.csv");
         std::fs::write(&p, "ID,Input,Output\nx,0,1.5\nx,1,2.5\ny,0.5,3\n").unwrap();
-        let t = Tasks::read_long(&p).unwrap();
+        let t = Tasks::read_long(&p, 1).unwrap();
         assert_eq!(t.len(), 2);
         assert_eq!(t.tasks[0].id, "x");
         assert_eq!(t.tasks[1].outputs, array![3.0]);
         assert_eq!(t.grid.nrows(), 3);
         std::fs::write(&p, "ID,Input,Output\nx,0,1.5\nx,abc,2\n").unwrap();
-        let e = Tasks::read_long(&p).unwrap_err().to_string();
-        assert!(e.contains("line 3") && e.contains("abc"), "{e}");
+        let e = Tasks::read_long(&p, 1).unwrap_err().to_string();
+        assert!(
+            e.contains("line 3") && e.contains("task x") && e.contains("abc"),
+            "{e}"
+        );
+        std::fs::write(&p, "ID,Input,Output\nx,0,1.5\nx,1,2.5\ny,0.5,3\n").unwrap();
+        let e = Tasks::read_long(&p, 2).unwrap_err().to_string();
+        assert!(e.contains("line 4") && e.contains("task y has 1 point"), "{e}");
+        std::fs::write(&p, "ID,Input,Output\nx,0,1.5\nx,1,2.5\nx,1.0000001,3\n").unwrap();
+        let e = Tasks::read_long(&p, 2).unwrap_err().to_string();
+        assert!(
+            e.contains("line 4") && e.contains("task x") && e.contains("line 3"),
+            "{e}"
+        );
         std::fs::write(&p, "Task,Input,Value\n").unwrap();
-        assert!(Tasks::read_long(&p)
+        assert!(Tasks::read_long(&p, 1)
             .unwrap_err()
             .to_string()
             .contains("ID and an Output"));

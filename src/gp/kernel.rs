@@ -30,6 +30,58 @@ pub enum Kernel {
     Product(Box<Kernel>, Box<Kernel>),
 }
 
+/// MagmaClustR's names: `SE`, `PERIO`, `RQ`, `LIN`, combined with `+` and `*` (`*` binds
+/// tighter; both associate to the left), e.g. `SE + PERIO * LIN`.
+impl std::str::FromStr for Kernel {
+    type Err = crate::error::Error;
+    fn from_str(s: &str) -> crate::error::Result<Self> {
+        let combine = |parts: Vec<Kernel>, f: fn(Box<Kernel>, Box<Kernel>) -> Kernel| {
+            parts
+                .into_iter()
+                .reduce(|a, b| f(Box::new(a), Box::new(b)))
+                .expect("split yields at least one part")
+        };
+        let sum = s
+            .split('+')
+            .map(|term| {
+                let factors = term
+                    .split('*')
+                    .map(|name| match name.trim().to_ascii_uppercase().as_str() {
+                        "SE" => Ok(Kernel::SquaredExponential),
+                        "PERIO" => Ok(Kernel::Periodic),
+                        "RQ" => Ok(Kernel::RationalQuadratic),
+                        "LIN" => Ok(Kernel::Linear),
+                        _ => Err(crate::error::Error::param(
+                            "kernel",
+                            s,
+                            "SE, PERIO, RQ or LIN, combined with + and *",
+                        )),
+                    })
+                    .collect::<crate::error::Result<Vec<_>>>()?;
+                Ok(combine(factors, Kernel::Product))
+            })
+            .collect::<crate::error::Result<Vec<_>>>()?;
+        Ok(combine(sum, Kernel::Sum))
+    }
+}
+
+impl std::fmt::Display for Kernel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Kernel::SquaredExponential => write!(f, "SE"),
+            Kernel::Periodic => write!(f, "PERIO"),
+            Kernel::RationalQuadratic => write!(f, "RQ"),
+            Kernel::Linear => write!(f, "LIN"),
+            Kernel::Sum(a, b) => write!(f, "{a} + {b}"),
+            Kernel::Product(a, b) => {
+                // A sum inside a product cannot be written without brackets, which the
+                // names do not have; parsing never builds one.
+                write!(f, "{a} * {b}")
+            }
+        }
+    }
+}
+
 /// Two inputs are the same point when their coordinates differ by less than this in total.
 pub const SAME_INPUT: f64 = 1e-6;
 
@@ -239,6 +291,26 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn parses_and_prints_the_reference_names() {
+        for name in [
+            "SE",
+            "PERIO",
+            "RQ",
+            "LIN",
+            "SE + PERIO",
+            "SE * LIN",
+            "SE + PERIO * LIN",
+        ] {
+            let k: Kernel = name.parse().unwrap();
+            assert_eq!(k.to_string(), name);
+        }
+        let k: Kernel = "se+perio*lin".parse().unwrap();
+        assert_eq!(k.n_params(), 2 + 3 + 2);
+        assert!(matches!(k, Kernel::Sum(_, _)));
+        assert!("SE + MATERN".parse::<Kernel>().is_err());
     }
 
     #[test]

@@ -85,6 +85,25 @@ impl MagmaClust {
         self.common_hp_i = common_hp_i;
         self
     }
+    /// The hypothesis' name: H00, Hk0, H0i or Hki.
+    pub fn hypothesis(&self) -> &'static str {
+        match (self.common_hp_k, self.common_hp_i) {
+            (true, true) => "H00",
+            (false, true) => "Hk0",
+            (true, false) => "H0i",
+            (false, false) => "Hki",
+        }
+    }
+    /// `(common_hp_k, common_hp_i)` of a hypothesis' name.
+    pub fn parse_hypothesis(name: &str) -> Result<(bool, bool)> {
+        match name {
+            "H00" => Ok((true, true)),
+            "Hk0" => Ok((false, true)),
+            "H0i" => Ok((true, false)),
+            "Hki" => Ok((false, false)),
+            other => Err(Error::param("hypothesis", other, "H00, Hk0, H0i or Hki")),
+        }
+    }
     /// Seed.
     pub fn seed(mut self, s: u64) -> Self {
         self.seed = s;

@@ -1,9 +1,11 @@
 //! Gaussian processes for functional data: kernels with analytic gradients ([`kernel`]), an
 //! L-BFGS minimiser ([`lbfgs`]), single-task GP regression ([`regression`]), tasks on a union
-//! grid ([`data`]) and the paper's simulation scenarios ([`simulate`]): the
-//! foundations of MagmaClust (Leroy, Latouche, Guedj & Gey, JMLR 2023; issue #7, in progress).
+//! grid ([`data`]), the paper's simulation scenarios ([`simulate`]), MagmaClust itself
+//! (Leroy, Latouche, Guedj & Gey, JMLR 2023; [`magmaclust`]; Magma is K = 1) and its model
+//! files ([`io`]).
 
 pub mod data;
+pub mod io;
 pub mod kernel;
 pub mod lbfgs;
 pub mod magmaclust;
@@ -11,6 +13,7 @@ pub mod regression;
 pub mod simulate;
 
 pub use data::{Task, Tasks};
+pub use io::{load_model, save_model};
 pub use kernel::Kernel;
 pub use lbfgs::{minimize, Lbfgs, Minimum};
 pub use magmaclust::{

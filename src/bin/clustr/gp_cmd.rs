@@ -1,25 +1,38 @@
-//! `clustr magmaclust DATA.csv [--k K | --k-max K] [--hypothesis H00|Hk0|H0i|Hki] ...`.
+//! `clustr magmaclust train | predict | select`: MagmaClust on tasks in MagmaClustR's long
+//! format (columns ID, Output and one or more input columns).
 
-use crate::harness::{secs, AlgoArgs, CliError, CliResult, ExecArgs, OutputArgs, Report};
-use clustr::gp::{select_nb_cluster, MagmaClust, Tasks};
+use crate::harness::{print_json, secs, CliError, CliResult, ExecArgs, OutputArgs};
+use clustr::gp::{load_model, save_model, select_nb_cluster, MagmaClust, MagmaClustModel, Tasks};
+use ndarray::Array2;
 use serde_json::json;
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+#[derive(clap::Subcommand)]
+pub enum MagmaCommand {
+    /// Fit MagmaClust with K clusters and write the model file.
+    Train(TrainArgs),
+    /// Predict a new task from some of its points with a trained model.
+    Predict(PredictArgs),
+    /// Fit K = a..b and keep the K of largest VBIC (select_nb_cluster).
+    Select(SelectArgs),
+}
+
+/// Settings shared by `train` and `select`.
 #[derive(clap::Args)]
-pub struct MagmaArgs {
-    /// Tasks in MagmaClustR's long format: a CSV with ID, Output and input column(s).
-    input: PathBuf,
-    /// Number of clusters (1 is Magma).
-    #[arg(long)]
-    k: Option<usize>,
-    /// Choose K in 1..=K_MAX by VBIC instead of giving --k.
-    #[arg(long)]
-    k_max: Option<usize>,
+pub struct FitArgs {
+    /// Training tasks: a CSV with ID, Output and input column(s); at least 2 points per task.
+    data: PathBuf,
     /// Hyper-parameters shared (0) or specific to clusters (k) and tasks (i).
     #[arg(long, default_value = "H00")]
     hypothesis: String,
+    /// Kernel of the mean processes (SE, PERIO, RQ, LIN, combined with + and *).
+    #[arg(long, default_value = "SE")]
+    kern_k: String,
+    /// Kernel of the tasks.
+    #[arg(long, default_value = "SE")]
+    kern_i: String,
     /// Relative ELBO change that stops the EM.
     #[arg(long, default_value_t = 1e-3)]
     cv_threshold: f64,
@@ -29,7 +42,11 @@ pub struct MagmaArgs {
     /// Seed of the k-means initialisation.
     #[arg(long, default_value_t = 0)]
     seed: u64,
-    /// Write each task's cluster and membership probability here (.csv: ID,cluster,probability).
+    /// Write the model here (JSON: hyper-parameters, mixture weights, hyper-posterior,
+    /// memberships and the training tasks).
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Write each task's cluster and membership probability here (ID,cluster,probability).
     #[arg(long)]
     clusters_out: Option<PathBuf>,
     #[command(flatten)]
@@ -38,82 +55,337 @@ pub struct MagmaArgs {
     output: OutputArgs,
 }
 
-pub fn run_magmaclust(a: MagmaArgs) -> CliResult {
+#[derive(clap::Args)]
+pub struct TrainArgs {
+    /// Number of clusters (1 is Magma).
+    #[arg(long)]
+    k: usize,
+    #[command(flatten)]
+    fit: FitArgs,
+}
+
+#[derive(clap::Args)]
+pub struct SelectArgs {
+    /// The K tried, as FIRST:LAST.
+    #[arg(long, default_value = "1:6")]
+    k_range: String,
+    #[command(flatten)]
+    fit: FitArgs,
+}
+
+#[derive(clap::Args)]
+pub struct PredictArgs {
+    /// The model file written by `train` or `select`.
+    model: PathBuf,
+    /// The new task's observed points (same long format; one task).
+    new: PathBuf,
+    /// Prediction grid A:B:N (N evenly spaced inputs from A to B; one input dimension).
+    #[arg(long, conflicts_with = "inputs")]
+    grid: Option<String>,
+    /// Prediction inputs, one row per point (.csv or .npy).
+    #[arg(long)]
+    inputs: Option<PathBuf>,
+    /// Write the prediction here: Input,Mean,Var then Mean_k,Var_k,Proba_k for each cluster.
+    #[arg(long)]
+    out: PathBuf,
+    /// Also draw it (PNG; one input dimension): the points, the mean, its 95% band and the
+    /// cluster means.
+    #[arg(long)]
+    plot: Option<PathBuf>,
+    #[command(flatten)]
+    exec: ExecArgs,
+    #[command(flatten)]
+    output: OutputArgs,
+}
+
+pub fn run_magmaclust(c: MagmaCommand) -> CliResult {
+    match c {
+        MagmaCommand::Train(a) => train(a),
+        MagmaCommand::Select(a) => select(a),
+        MagmaCommand::Predict(a) => predict(a),
+    }
+}
+
+impl FitArgs {
+    fn settings(&self, k: usize) -> CliResult<MagmaClust> {
+        let (common_k, common_i) = MagmaClust::parse_hypothesis(&self.hypothesis)?;
+        let mut m = MagmaClust::new(k).hypotheses(common_k, common_i).seed(self.seed);
+        m.kernel_k = self.kern_k.parse()?;
+        m.kernel_i = self.kern_i.parse()?;
+        m.cv_threshold = self.cv_threshold;
+        m.n_iter_max = self.max_iter;
+        Ok(m)
+    }
+
+    /// Writes the requested files, then prints the summary.
+    fn finish(
+        &self,
+        model: &MagmaClustModel,
+        tasks: &Tasks,
+        mut summary: serde_json::Map<String, serde_json::Value>,
+        threads: usize,
+        started: Instant,
+    ) -> CliResult {
+        if let Some(p) = &self.out {
+            save_model(p, model, tasks)?;
+        }
+        if let Some(p) = &self.clusters_out {
+            clustr::data::atomic_write(p, |file| {
+                let mut w = std::io::BufWriter::new(file);
+                let io = |e| clustr::Error::io(p, e);
+                writeln!(w, "ID,cluster,probability").map_err(io)?;
+                for (i, t) in tasks.tasks.iter().enumerate() {
+                    let l = model.labels[i];
+                    writeln!(w, "{},{l},{:?}", t.id, model.tau[[i, l as usize]]).map_err(io)?;
+                }
+                w.flush().map_err(io)
+            })?;
+        }
+        let s = &model.settings;
+        for (key, value) in [
+            ("algorithm", json!("magmaclust")),
+            ("n_tasks", json!(tasks.len())),
+            ("grid_size", json!(tasks.grid.nrows())),
+            ("k", json!(model.weights.len())),
+            ("hypothesis", json!(s.hypothesis())),
+            ("elbo", json!(model.elbos)),
+            ("vbic", json!(model.vbic())),
+            ("n_iter", json!(model.elbos.len())),
+            ("converged", json!(model.converged)),
+            ("mixture_weights", json!(model.weights.to_vec())),
+            ("hp_k", json!(model.hp_k)),
+            ("threads", json!(threads)),
+            ("seed", json!(s.seed)),
+        ] {
+            summary.insert(key.into(), value);
+        }
+        summary.insert("seconds".into(), json!({ "total": secs(started) }));
+        if self.output.json {
+            print_json(&serde_json::Value::Object(summary));
+        } else if !self.output.quiet {
+            eprintln!(
+                "magmaclust {}: {} tasks, K = {}, ELBO {:.4} after {} iterations{}, VBIC {:.4}, {:.3} s",
+                s.hypothesis(),
+                tasks.len(),
+                model.weights.len(),
+                model.elbos.last().copied().unwrap_or(f64::NAN),
+                model.elbos.len(),
+                if model.converged { "" } else { " (not converged)" },
+                model.vbic(),
+                secs(started)
+            );
+        }
+        Ok(())
+    }
+}
+
+fn train(a: TrainArgs) -> CliResult {
     let started = Instant::now();
-    let (common_k, common_i) = match a.hypothesis.as_str() {
-        "H00" => (true, true),
-        "Hk0" => (false, true),
-        "H0i" => (true, false),
-        "Hki" => (false, false),
-        other => {
-            return Err(CliError::usage(format!(
-                "invalid parameter hypothesis = {other}: expected H00, Hk0, H0i or Hki"
-            )))
+    let settings = a.fit.settings(a.k)?;
+    let ((model, tasks, fit_s), threads) = a.fit.exec.run(|_backend| {
+        let tasks = Tasks::read_long(&a.fit.data, 2)?;
+        let t = Instant::now();
+        Ok((settings.fit(&tasks)?, tasks, secs(t)))
+    })?;
+    let mut summary = serde_json::Map::new();
+    summary.insert("fit_seconds".into(), json!(fit_s));
+    a.fit.finish(&model, &tasks, summary, threads, started)
+}
+
+/// `A:B` as an inclusive range of K.
+fn parse_k_range(s: &str) -> CliResult<std::ops::RangeInclusive<usize>> {
+    let bad = || {
+        CliError::usage(format!(
+            "invalid parameter k-range = {s}: expected FIRST:LAST with 1 <= FIRST <= LAST"
+        ))
+    };
+    let (a, b) = s.split_once(':').ok_or_else(bad)?;
+    let (a, b): (usize, usize) = (
+        a.trim().parse().map_err(|_| bad())?,
+        b.trim().parse().map_err(|_| bad())?,
+    );
+    if a == 0 || a > b {
+        return Err(bad());
+    }
+    Ok(a..=b)
+}
+
+fn select(a: SelectArgs) -> CliResult {
+    let started = Instant::now();
+    let ks = parse_k_range(&a.k_range)?;
+    let base = a.fit.settings(*ks.start())?;
+    let ((sel, tasks), threads) = a.fit.exec.run(|_backend| {
+        let tasks = Tasks::read_long(&a.fit.data, 2)?;
+        Ok((select_nb_cluster(&tasks, ks.clone(), &base)?, tasks))
+    })?;
+    let best = sel
+        .models
+        .iter()
+        .find(|m| m.weights.len() == sel.best_k)
+        .expect("the best K was fitted");
+    let mut summary = serde_json::Map::new();
+    summary.insert("best_k".into(), json!(sel.best_k));
+    summary.insert(
+        "vbic_by_k".into(),
+        json!(sel
+            .vbic
+            .iter()
+            .map(|(k, v)| json!({"k": k, "vbic": v}))
+            .collect::<Vec<_>>()),
+    );
+    if !a.fit.output.json && !a.fit.output.quiet {
+        for (k, v) in &sel.vbic {
+            eprintln!("K = {k}: VBIC {v:.4}");
+        }
+    }
+    a.fit.finish(best, &tasks, summary, threads, started)
+}
+
+/// `A:B:N`: N evenly spaced inputs from A to B.
+fn parse_grid(s: &str) -> CliResult<Array2<f64>> {
+    let bad = || {
+        CliError::usage(format!(
+            "invalid parameter grid = {s}: expected A:B:N with A < B and N >= 2"
+        ))
+    };
+    let parts: Vec<&str> = s.split(':').collect();
+    let [a, b, n] = parts.as_slice() else {
+        return Err(bad());
+    };
+    let (a, b): (f64, f64) = (
+        a.trim().parse().map_err(|_| bad())?,
+        b.trim().parse().map_err(|_| bad())?,
+    );
+    let n: usize = n.trim().parse().map_err(|_| bad())?;
+    if a >= b || !a.is_finite() || !b.is_finite() || n < 2 {
+        return Err(bad());
+    }
+    Ok(Array2::from_shape_fn((n, 1), |(i, _)| {
+        a + (b - a) * i as f64 / (n - 1) as f64
+    }))
+}
+
+fn predict(a: PredictArgs) -> CliResult {
+    let started = Instant::now();
+    let t_pred = match (&a.grid, &a.inputs) {
+        (Some(g), None) => parse_grid(g)?,
+        (None, Some(p)) => {
+            let x = clustr::data::read_matrix::<f64>(p)?;
+            clustr::data::validate::check_points(x.view()).map_err(|e| CliError::from(e).prefixed(p))?;
+            x
+        }
+        _ => {
+            return Err(CliError::usage(
+                "give the prediction inputs with --grid A:B:N or --inputs FILE",
+            ))
         }
     };
-    if a.k.is_some() == a.k_max.is_some() {
-        return Err(CliError::usage("give either --k or --k-max"));
+    if a.plot.is_some() && t_pred.ncols() != 1 {
+        return Err(CliError::usage("--plot needs one input dimension"));
     }
-    let mut base = MagmaClust::new(a.k.unwrap_or(1))
-        .hypotheses(common_k, common_i)
-        .seed(a.seed);
-    base.cv_threshold = a.cv_threshold;
-    base.n_iter_max = a.max_iter;
-    let ((model, vbic, tasks, fit_s), threads) = a.exec.run(|_backend| {
-        let tasks = Tasks::read_long(&a.input)?;
-        let t = Instant::now();
-        let (model, vbic) = match a.k_max {
-            Some(kmax) => {
-                let sel = select_nb_cluster(&tasks, 1..=kmax, &base)?;
-                let best = sel
-                    .models
-                    .into_iter()
-                    .find(|m| m.weights.len() == sel.best_k)
-                    .expect("best model");
-                (best, Some(sel.vbic))
-            }
-            None => (base.fit(&tasks)?, None),
-        };
-        Ok((model, vbic, tasks, secs(t)))
+    let ((pred, new), threads) = a.exec.run(|_backend| {
+        let (model, train) = load_model(&a.model)?;
+        let new = Tasks::read_long(&a.new, 1)?;
+        if new.len() != 1 {
+            return Err(CliError::usage(format!(
+                "{}: holds {} tasks; predict one task at a time",
+                a.new.display(),
+                new.len()
+            )));
+        }
+        let task = &new.tasks[0];
+        if task.inputs.ncols() != train.grid.ncols() || t_pred.ncols() != train.grid.ncols() {
+            return Err(CliError::usage(format!(
+                "the model has {} input column(s); the new task has {} and the prediction inputs {}",
+                train.grid.ncols(),
+                task.inputs.ncols(),
+                t_pred.ncols()
+            )));
+        }
+        let p = model.predict(&train, task.inputs.view(), task.outputs.view(), t_pred.view())?;
+        Ok((p, new))
     })?;
-    if let Some(p) = &a.clusters_out {
-        clustr::data::atomic_write(p, |file| {
-            let mut w = std::io::BufWriter::new(file);
-            let io = |e| clustr::Error::io(p, e);
-            writeln!(w, "ID,cluster,probability").map_err(io)?;
-            for (i, t) in tasks.tasks.iter().enumerate() {
-                let l = model.labels[i];
-                writeln!(w, "{},{l},{:?}", t.id, model.tau[[i, l as usize]]).map_err(io)?;
-            }
-            w.flush().map_err(io)
-        })?;
+    write_prediction(&a.out, &t_pred, &pred)?;
+    if let Some(p) = &a.plot {
+        plot_prediction(p, &t_pred, &pred, &new)?;
     }
-    let mut extra = serde_json::Map::new();
-    extra.insert("hypothesis".into(), json!(a.hypothesis));
-    extra.insert("elbo".into(), json!(model.elbos.last()));
-    extra.insert("vbic".into(), json!(model.vbic()));
-    extra.insert("weights".into(), json!(model.weights.to_vec()));
-    extra.insert("hp_k".into(), json!(model.hp_k));
-    if let Some(v) = vbic {
-        extra.insert("vbic_by_k".into(), json!(v));
+    let summary = json!({
+        "algorithm": "magmaclust predict",
+        "n_points": t_pred.nrows(),
+        "memberships": pred.tau.to_vec(),
+        "hp": pred.hp,
+        "threads": threads,
+        "seconds": { "total": secs(started) },
+    });
+    if a.output.json {
+        print_json(&summary);
+    } else if !a.output.quiet {
+        eprintln!(
+            "magmaclust predict: {} points, memberships {:?}, {:.3} s",
+            t_pred.nrows(),
+            pred.tau
+                .iter()
+                .map(|t| (t * 1e4).round() / 1e4)
+                .collect::<Vec<_>>(),
+            secs(started)
+        );
     }
-    let algo = AlgoArgs {
-        k: model.weights.len(),
-        seed: a.seed,
-        max_iter: Some(a.max_iter),
-        labels_out: None,
+    Ok(())
+}
+
+fn write_prediction(path: &Path, t_pred: &Array2<f64>, p: &clustr::gp::MagmaPrediction) -> CliResult {
+    let d = t_pred.ncols();
+    let mut header: Vec<String> = if d == 1 {
+        vec!["Input".into()]
+    } else {
+        (1..=d).map(|j| format!("Input_{j}")).collect()
     };
-    Report {
-        algorithm: "magmaclust",
-        n: tasks.len(),
-        d: Some(tasks.grid.ncols()),
-        k: Some(model.weights.len()),
-        model: &model,
-        backend: "cpu",
-        threads,
-        seed: a.seed,
-        seconds: vec![("fit", fit_s)],
-        extra,
+    header.extend(["Mean".into(), "Var".into()]);
+    for k in 1..=p.tau.len() {
+        header.extend([format!("Mean_{k}"), format!("Var_{k}"), format!("Proba_{k}")]);
     }
-    .emit(&algo, &a.output, started)
+    clustr::data::atomic_write(path, |file| {
+        let mut w = std::io::BufWriter::new(file);
+        let io = |e| clustr::Error::io(path, e);
+        writeln!(w, "{}", header.join(",")).map_err(io)?;
+        for (j, x) in t_pred.rows().into_iter().enumerate() {
+            let mut row: Vec<String> = x.iter().map(|v| format!("{v:?}")).collect();
+            row.extend([format!("{:?}", p.mean[j]), format!("{:?}", p.var[j])]);
+            for k in 0..p.tau.len() {
+                row.extend([
+                    format!("{:?}", p.cluster_means[[k, j]]),
+                    format!("{:?}", p.cluster_vars[[k, j]]),
+                    format!("{:?}", p.tau[k]),
+                ]);
+            }
+            writeln!(w, "{}", row.join(",")).map_err(io)?;
+        }
+        w.flush().map_err(io)
+    })?;
+    Ok(())
+}
+
+fn plot_prediction(
+    path: &Path,
+    t_pred: &Array2<f64>,
+    p: &clustr::gp::MagmaPrediction,
+    new: &Tasks,
+) -> CliResult {
+    let mut order: Vec<usize> = (0..t_pred.nrows()).collect();
+    order.sort_by(|&i, &j| t_pred[[i, 0]].total_cmp(&t_pred[[j, 0]]));
+    let pick = |v: &dyn Fn(usize) -> f64| order.iter().map(|&i| v(i)).collect::<Vec<f64>>();
+    let cluster_means: Vec<Vec<f64>> = (0..p.tau.len())
+        .map(|k| pick(&|i| p.cluster_means[[k, i]]))
+        .collect();
+    let task = &new.tasks[0];
+    let (xs, ys) = (task.inputs.column(0).to_vec(), task.outputs.to_vec());
+    clustr::plot::prediction_plot(
+        &pick(&|i| t_pred[[i, 0]]),
+        &pick(&|i| p.mean[i]),
+        &pick(&|i| p.var[i]),
+        &cluster_means,
+        (&xs, &ys),
+        path,
+    )?;
+    Ok(())
 }

@@ -52,8 +52,9 @@ enum Command {
     RffKpkm(kernel_cmd::RffKpkmArgs),
     /// Multiple-kernel, possibilistic RFF kernel power k-means (robust to outliers).
     IpRffMkpkm(kernel_cmd::IpArgs),
-    /// MagmaClust: clustering of functional data (tasks) with multi-task GPs; --k-max picks K by VBIC.
-    Magmaclust(gp_cmd::MagmaArgs),
+    /// MagmaClust: clustering and prediction of functional data (tasks) with multi-task GPs.
+    #[command(subcommand)]
+    Magmaclust(gp_cmd::MagmaCommand),
     /// Gaussian mixture fitted by EM (scikit-learn's GaussianMixture semantics).
     Gmm(mixture_cmd::GmmArgs),
     /// PPP: k-means partitions validated by a GMM, choosing k (our reading of Sultan 2020).
