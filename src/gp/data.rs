@@ -61,8 +61,10 @@ pub struct Tasks {
 
 impl Tasks {
     /// Checks the tasks (non-empty, same input dimension, finite values, no duplicated input
-    /// inside a task) and builds the union grid.
-    pub fn new(tasks: Vec<Task>) -> Result<Self> {
+    /// inside a task), sorts each task's points by input (as the reference's
+    /// `arrange(ID, Input)`, so that results do not depend on the order of the points) and
+    /// builds the union grid.
+    pub fn new(mut tasks: Vec<Task>) -> Result<Self> {
         if tasks.is_empty() {
             return Err(Error::EmptyInput {
                 what: "no tasks".into(),
@@ -112,6 +114,14 @@ impl Tasks {
                 }
                 all.entry(k)
                     .or_insert_with(|| row.iter().map(|&v| signif6(v)).collect());
+            }
+        }
+        for t in tasks.iter_mut() {
+            let mut order: Vec<usize> = (0..t.outputs.len()).collect();
+            order.sort_by_cached_key(|&a| key(t.inputs.row(a)));
+            if order.windows(2).any(|w| w[0] > w[1]) {
+                t.inputs = t.inputs.select(ndarray::Axis(0), &order);
+                t.outputs = t.outputs.select(ndarray::Axis(0), &order);
             }
         }
         let position: BTreeMap<&Vec<u64>, usize> = all.keys().enumerate().map(|(i, k)| (k, i)).collect();
@@ -284,7 +294,8 @@ mod tests {
         ])
         .unwrap();
         assert_eq!(t.grid, array![[0.5], [1.0], [2.0], [3.0]]);
-        assert_eq!(t.index, vec![vec![2, 0, 1], vec![1, 3]]);
+        assert_eq!(t.index, vec![vec![0, 1, 2], vec![1, 3]]);
+        assert_eq!(t.tasks[0].outputs, array![2.0, 3.0, 1.0]); // sorted by input
         let dup = Tasks::new(vec![task("c", &[1.0, 1.0000004], &[1.0, 2.0])]).unwrap_err();
         assert!(dup.to_string().contains("task c has this input twice"), "{dup}");
         let negative = Tasks::new(vec![task("n", &[-1.0, -2.0, 0.0], &[1.0, 2.0, 3.0])]).unwrap();
