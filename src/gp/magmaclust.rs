@@ -16,11 +16,17 @@
 //! - τ starts from k-means (50 starts) on the raw outputs when all tasks share their inputs
 //!   (the research code), else on each task's (min, mean, max) outputs (the package).
 //!
+//! - Prediction (`pred_magmaclust`): the hyper-posterior on the training grid extended by the
+//!   new inputs, τ* by the VE formula, the new task's hyper-parameters by `train_gp_clust`'s EM
+//!   when they are task-specific, and the mixture of the cluster-specific GP posteriors.
+//!
 //! Deliberate differences: initial hyper-parameters are fixed (γ = θ = (1, 1), log noise −3,
 //! the research code's choice) instead of R's random draws, so fits are reproducible without
-//! a seed; the Gaussian normalising constants are kept in the ELBO (a constant shift).
-//! Clusters and tasks are processed in parallel (rayon), with results independent of the
-//! thread count.
+//! a seed; the Gaussian normalising constants are kept in the ELBO (a constant shift); Ĉₖ is
+//! computed without inverting C_γₖ (same quantity, stable on fine grids); tasks are processed
+//! in a canonical order (ID, then content) with their points sorted by input, so results are
+//! bit-for-bit independent of the order of the rows. Clusters and tasks are processed in
+//! parallel (rayon), with results independent of the thread count.
 
 use crate::error::{Error, Result};
 use crate::estimator::Clustering;
