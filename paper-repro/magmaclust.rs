@@ -124,7 +124,12 @@ fn study(reps: u64) -> clustr::Result<String> {
             if rep == 0 && k == 3 {
                 let grid = Array2::from_shape_fn((300, 1), |(i, _)| 10.0 * i as f64 / 299.0);
                 let full = model.predict(&train, t_obs, y_obs, grid.view())?;
-                example = Some((grid.column(0).to_owned(), full, t_obs.to_owned(), y_obs.to_owned()));
+                example = Some((
+                    grid.column(0).to_owned(),
+                    full,
+                    t_obs.to_owned(),
+                    y_obs.to_owned(),
+                ));
             }
         }
         let t = Instant::now();
@@ -198,7 +203,11 @@ fn study(reps: u64) -> clustr::Result<String> {
          ../shared/specs/magmaclust.md §6.1 (100 runs, recomputed from the paper's result files; R on the authors' machine).\n"
     )
     .unwrap();
-    writeln!(md, "## Prediction (H00, M = 50, N = 30, K = 3; last 10 points from the first 20)\n").unwrap();
+    writeln!(
+        md,
+        "## Prediction (H00, M = 50, N = 30, K = 3; last 10 points from the first 20)\n"
+    )
+    .unwrap();
     writeln!(
         md,
         "| Method | MSE mean (sd) | MSE median | WCIC95 mean (sd) | Train s | Pred s | paper MSE | paper median | paper WCIC95 | paper train s | paper pred s |"
@@ -231,7 +240,11 @@ fn study(reps: u64) -> clustr::Result<String> {
         ("0.938 (0.122)", "0.64", "0.859 (0.200)"),
         ("0.934 (0.150)", "0.81", "0.831 (0.286)"),
     ];
-    writeln!(md, "\n## Clustering ARI (M = 50, N = 30; each scenario fitted under its own hypothesis)\n").unwrap();
+    writeln!(
+        md,
+        "\n## Clustering ARI (M = 50, N = 30; each scenario fitted under its own hypothesis)\n"
+    )
+    .unwrap();
     writeln!(
         md,
         "| Scenario | MagmaClust ARI mean (sd) | median | share ARI = 1 | k-means on raw outputs | paper MagmaClust | paper share = 1 | paper k-means + B-splines |"
@@ -298,11 +311,18 @@ fn scaling(max_irregular: usize) -> clustr::Result<String> {
 }
 
 fn main() -> clustr::Result<()> {
-    let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build().expect("one thread");
-    std::fs::create_dir_all("paper-repro/results").map_err(|e| clustr::Error::io("paper-repro/results", e))?;
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .expect("one thread");
+    std::fs::create_dir_all("paper-repro/results")
+        .map_err(|e| clustr::Error::io("paper-repro/results", e))?;
     let (md, path) = if std::env::args().any(|a| a == "--scaling") {
         let max_irregular = arg("--max-m-irregular").map_or(5000, |v| v.parse().expect("a number"));
-        (pool.install(|| scaling(max_irregular))?, "paper-repro/results/magmaclust_scaling.md")
+        (
+            pool.install(|| scaling(max_irregular))?,
+            "paper-repro/results/magmaclust_scaling.md",
+        )
     } else {
         let reps = arg("--reps").map_or(100, |v| v.parse().expect("a number"));
         (pool.install(|| study(reps))?, "paper-repro/results/magmaclust.md")
