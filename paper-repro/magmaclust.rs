@@ -87,6 +87,9 @@ fn hypothesis(sc: Scenario) -> (bool, bool) {
     }
 }
 
+/// An example prediction to draw: grid, prediction, observed inputs and outputs.
+type Example = (Array1<f64>, MagmaPrediction, Array2<f64>, Array1<f64>);
+
 fn study(reps: u64) -> clustr::Result<String> {
     let names = ["MagmaClust", "Magma", "GP"];
     let mut methods: Vec<Method> = names.iter().map(|_| Method::default()).collect();
@@ -98,7 +101,7 @@ fn study(reps: u64) -> clustr::Result<String> {
         ("Scheme A", Scenario::SchemeA),
     ];
     let mut ari = vec![(Vec::new(), Vec::new()); scenarios.len()];
-    let mut example: Option<(Array1<f64>, MagmaPrediction, Array2<f64>, Array1<f64>)> = None;
+    let mut example: Option<Example> = None;
     for rep in 0..reps {
         let sim = Simulator {
             seed: rep,
