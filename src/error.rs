@@ -115,6 +115,9 @@ pub enum Error {
     /// A request this build or this data cannot serve (e.g. an unknown name).
     #[error("{0}")]
     Unsupported(String),
+    /// A failure of the compute device (CUDA driver, compiler or memory).
+    #[error("CUDA: {0}")]
+    Device(String),
 }
 
 fn location(line: Option<usize>, col: Option<usize>) -> String {
@@ -151,6 +154,7 @@ impl Error {
                 source.kind(),
                 std::io::ErrorKind::NotFound | std::io::ErrorKind::InvalidData
             ),
+            Error::Device(_) => false,
             _ => true,
         }
     }

@@ -29,7 +29,7 @@ pub mod mixture;
 pub mod plot;
 pub mod scalar;
 
-pub use backend::{Backend, BackendChoice, CpuBackend, Nearest, NearestTwo};
+pub use backend::{AnyBackend, Backend, BackendChoice, CpuBackend, Nearest, NearestTwo};
 pub use dissim::{DenseMatrix, Dissimilarity, LowerTriangle, OnTheFly};
 pub use error::{Error, Result};
 pub use estimator::{Clustering, Fit, Predict, Progress, ProgressFn};

@@ -1169,3 +1169,31 @@ fn magmaclust_train_predict_select() {
         );
     }
 }
+
+/// `--backend cuda` where no CUDA backend can run: exit 2, one line saying what is missing, no
+/// output; `--backend auto` falls back to the CPU and says so in the JSON.
+#[test]
+fn backend_cuda_without_a_device_is_a_clear_error() {
+    if clustr::BackendChoice::Cuda.resolve().is_ok() {
+        eprintln!("SKIPPED: a CUDA device is available here");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    write(d, "in.csv", b"1,2\n3,4\n5,7\n");
+    let out = clustr(
+        d,
+        &["distances", "in.csv", "--out", "out.npy", "--backend", "cuda"],
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains("backend = cuda"), "{err}");
+    assert!(!d.join("out.npy").exists());
+    let v = run_json(
+        d,
+        &["fasterpam", "in.csv", "--k", "2", "--backend", "auto", "--json"],
+        "fasterpam auto",
+    );
+    assert_eq!(v["backend"], "cpu");
+}

@@ -3,9 +3,13 @@
 //! [`crate::Dissimilarity`]).
 
 mod cpu;
+#[cfg(feature = "cuda")]
+pub mod cuda;
 pub mod simd;
 
 pub use cpu::CpuBackend;
+#[cfg(feature = "cuda")]
+pub use cuda::CudaBackend;
 
 use crate::error::{Error, Result};
 use crate::metric::Metric;
@@ -88,13 +92,91 @@ impl FromStr for BackendChoice {
 }
 
 impl BackendChoice {
-    /// The CPU backend for `auto` and `cpu`; an error for `cuda` in a build without it.
-    pub fn resolve(self) -> Result<CpuBackend> {
+    /// `cpu`: the CPU backend; `cuda`: the CUDA backend, or an error naming what is missing
+    /// (the feature, the libraries or a device); `auto`: CUDA when it is built in and a device
+    /// is found, else the CPU.
+    pub fn resolve(self) -> Result<AnyBackend> {
         match self {
-            BackendChoice::Auto | BackendChoice::Cpu => Ok(CpuBackend::default()),
-            BackendChoice::Cuda => Err(Error::Unsupported(
-                "backend = cuda: this build has no CUDA backend (rebuild with --features cuda)".into(),
-            )),
+            BackendChoice::Cpu => Ok(AnyBackend::Cpu(CpuBackend::default())),
+            BackendChoice::Auto => Ok(cuda_backend().map_or(AnyBackend::Cpu(CpuBackend::default()), |b| b)),
+            BackendChoice::Cuda => cuda_backend(),
+        }
+    }
+}
+
+/// The CUDA backend on device 0, created once per process (the kernels are compiled then).
+#[cfg(feature = "cuda")]
+fn cuda_backend() -> Result<AnyBackend> {
+    static CUDA: std::sync::OnceLock<std::result::Result<CudaBackend, String>> = std::sync::OnceLock::new();
+    CUDA.get_or_init(|| CudaBackend::new(0).map_err(|e| e.to_string()))
+        .clone()
+        .map(AnyBackend::Cuda)
+        .map_err(Error::Unsupported)
+}
+
+#[cfg(not(feature = "cuda"))]
+fn cuda_backend() -> Result<AnyBackend> {
+    Err(Error::Unsupported(
+        "backend = cuda: this build has no CUDA backend (rebuild with --features cuda)".into(),
+    ))
+}
+
+/// A backend chosen at run time.
+#[derive(Clone, Debug)]
+pub enum AnyBackend {
+    /// The CPU backend.
+    Cpu(CpuBackend),
+    /// The CUDA backend.
+    #[cfg(feature = "cuda")]
+    Cuda(CudaBackend),
+}
+
+impl Backend for AnyBackend {
+    fn name(&self) -> &'static str {
+        match self {
+            AnyBackend::Cpu(b) => b.name(),
+            #[cfg(feature = "cuda")]
+            AnyBackend::Cuda(b) => b.name(),
+        }
+    }
+
+    fn pairwise<F: Scalar, M: Metric>(
+        &self,
+        x: ArrayView2<F>,
+        y: ArrayView2<F>,
+        metric: &M,
+        out: ArrayViewMut2<F>,
+    ) -> Result<()> {
+        match self {
+            AnyBackend::Cpu(b) => b.pairwise(x, y, metric, out),
+            #[cfg(feature = "cuda")]
+            AnyBackend::Cuda(b) => b.pairwise(x, y, metric, out),
+        }
+    }
+
+    fn nearest<F: Scalar, M: Metric>(
+        &self,
+        x: ArrayView2<F>,
+        centres: ArrayView2<F>,
+        metric: &M,
+    ) -> Result<Vec<Nearest<F>>> {
+        match self {
+            AnyBackend::Cpu(b) => b.nearest(x, centres, metric),
+            #[cfg(feature = "cuda")]
+            AnyBackend::Cuda(b) => b.nearest(x, centres, metric),
+        }
+    }
+
+    fn nearest_two<F: Scalar, M: Metric>(
+        &self,
+        x: ArrayView2<F>,
+        centres: ArrayView2<F>,
+        metric: &M,
+    ) -> Result<Vec<NearestTwo<F>>> {
+        match self {
+            AnyBackend::Cpu(b) => b.nearest_two(x, centres, metric),
+            #[cfg(feature = "cuda")]
+            AnyBackend::Cuda(b) => b.nearest_two(x, centres, metric),
         }
     }
 }

@@ -59,7 +59,7 @@ fn compute<F: Scalar>(a: &Args, metric: MetricKind) -> CliResult {
     let (n, d) = x.dim();
     let bar = progress_bar(n as u64, "distances", &a.output);
     let t1 = Instant::now();
-    let ((), threads) = a.exec.run(|backend| {
+    let (backend_name, threads) = a.exec.run(|backend| {
         let mut writer = NpyWriter::<F>::create(&a.out, n, n)?;
         let mut block = Array2::<F>::zeros((STEP_ROWS.min(n), n));
         for start in (0..n).step_by(STEP_ROWS) {
@@ -70,7 +70,7 @@ fn compute<F: Scalar>(a: &Args, metric: MetricKind) -> CliResult {
             bar.inc(rows.nrows() as u64);
         }
         writer.finish()?;
-        Ok(())
+        Ok(backend.name())
     })?;
     bar.finish_and_clear();
     let dist_s = secs(t1);
@@ -89,7 +89,7 @@ fn compute<F: Scalar>(a: &Args, metric: MetricKind) -> CliResult {
             "metric": metric.to_string(),
             "dtype": F::DTYPE,
             "out": a.out.display().to_string(),
-            "backend": "cpu",
+            "backend": backend_name,
             "threads": threads,
             "seconds": {"total": secs(t0), "read": read_s, "distances": dist_s},
         }));

@@ -2,7 +2,7 @@
 //! exit codes, JSON output, progress bars.
 
 use clustr::data::{read_matrix, validate::check_points};
-use clustr::{BackendChoice, CpuBackend, Error, Scalar};
+use clustr::{AnyBackend, BackendChoice, Error, Scalar};
 use ndarray::Array2;
 use std::io::IsTerminal;
 use std::path::Path;
@@ -68,7 +68,7 @@ pub struct OutputArgs {
 impl ExecArgs {
     /// Runs `f` on a thread pool of the requested size with the requested backend; returns
     /// its result and the number of threads used.
-    pub fn run<T: Send>(&self, f: impl FnOnce(&CpuBackend) -> CliResult<T> + Send) -> CliResult<(T, usize)> {
+    pub fn run<T: Send>(&self, f: impl FnOnce(&AnyBackend) -> CliResult<T> + Send) -> CliResult<(T, usize)> {
         let backend = self.backend.parse::<BackendChoice>()?.resolve()?;
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(self.threads)

@@ -10,6 +10,7 @@ use crate::harness::{
 use clustr::data::read_matrix;
 use clustr::dissim::memory_budget;
 use clustr::kmedoids::{Clara, Clarans, Init, KMedoids, KMedoidsModel, KValue};
+use clustr::Backend as _;
 use clustr::{DenseMatrix, Dissimilarity, Fit, MetricKind, OnTheFly, ProgressFn, Scalar};
 use serde_json::json;
 use std::path::PathBuf;
@@ -164,7 +165,7 @@ pub fn run(method: &str, a: Args) -> CliResult {
 
 fn fit<F: Scalar + KValue<Loss = f64>>(method: &str, algo: Algo, a: &Args) -> CliResult {
     let started = Instant::now();
-    let ((model, d, dist_s, fit_s, sil), threads) = a.exec.run(|backend| {
+    let ((model, d, dist_s, fit_s, sil, backend_name), threads) = a.exec.run(|backend| {
         let t0 = Instant::now();
         let (bar, progress) = iteration_bar(algo.steps(), method, &a.output);
         let prefixed = |e: clustr::Error| CliError::from(e).prefixed(&a.input);
@@ -189,7 +190,7 @@ fn fit<F: Scalar + KValue<Loss = f64>>(method: &str, algo: Algo, a: &Args) -> Cl
             }
         };
         bar.finish_and_clear();
-        Ok((model, d, dist_s, fit_s, sil))
+        Ok((model, d, dist_s, fit_s, sil, backend.name()))
     })?;
     let mut extra = serde_json::Map::new();
     extra.insert("medoids".into(), json!(model.medoids));
@@ -206,7 +207,7 @@ fn fit<F: Scalar + KValue<Loss = f64>>(method: &str, algo: Algo, a: &Args) -> Cl
         d,
         k: Some(a.algo.k),
         model: &model,
-        backend: "cpu",
+        backend: backend_name,
         threads,
         seed: a.algo.seed,
         seconds: vec![("distances", dist_s), ("fit", fit_s)],

@@ -1,0 +1,127 @@
+//! CUDA backend against the CPU backend in the same run (issue #8; run by
+//! scripts/gpu-check.sh on a machine with an NVIDIA GPU). Prints a markdown table:
+//!
+//! - cuBLAS SGEMM throughput (8192³), the yardstick;
+//! - the squared-Euclidean distance matrix, n = 50,000, d = 64, f32 (`--n`): seconds, GB/s
+//!   written to host memory and effective GFLOP/s (2·n²·d), CPU (all cores) and CUDA, with the
+//!   largest relative difference;
+//! - nearest-centre assignment, 1,000,000 × 32 f32, k = 100;
+//! - FasterPAM, n = 20,000 and 50,000 (`--pam-n`), k = 100, end to end (distance matrix on
+//!   the backend, then the swap phase, which runs on the CPU in both: the batched swap-gain
+//!   kernel is not written yet).
+//!
+//! `--write-ptx FILE [--arch 90]` compiles the kernels with NVRTC and writes the PTX instead
+//! (for machines without libnvrtc, through CLUSTR_CUDA_PTX).
+//!
+//!     cargo run --release --features cuda --example cuda_bench [-- --n 50000 --pam-n 20000,50000]
+
+use clustr::backend::cuda::{compile_kernels, CudaBackend};
+use clustr::kmedoids::KMedoids;
+use clustr::{Backend, CpuBackend, DenseMatrix, Fit, MetricKind};
+use ndarray::Array2;
+use rand::{rngs::StdRng, Rng, SeedableRng};
+use std::time::Instant;
+
+fn arg(name: &str) -> Option<String> {
+    let args: Vec<String> = std::env::args().collect();
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1).cloned())
+}
+
+fn blobs(n: usize, d: usize, k: usize, seed: u64) -> Array2<f32> {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let centres: Vec<Vec<f32>> = (0..k)
+        .map(|_| (0..d).map(|_| rng.random_range(-10.0..10.0)).collect())
+        .collect();
+    Array2::from_shape_fn((n, d), |(i, j)| {
+        centres[i % k][j] + rng.random_range(-1.0f32..1.0)
+    })
+}
+
+/// Seconds in all and for the distance matrix, and the loss of FasterPAM (k = 100) on `x`.
+fn fasterpam_end_to_end<B: Backend>(x: &Array2<f32>, backend: &B) -> clustr::Result<(f64, f64, f32)> {
+    let t = Instant::now();
+    let dm = DenseMatrix::from_points(x.view(), &MetricKind::Euclidean, backend, u64::MAX)?;
+    let dist = t.elapsed().as_secs_f64();
+    let m = KMedoids::fasterpam(100).seed(0).fit(&dm)?;
+    Ok((t.elapsed().as_secs_f64(), dist, m.loss as f32))
+}
+
+fn main() -> clustr::Result<()> {
+    if let Some(path) = arg("--write-ptx") {
+        let arch: i32 = arg("--arch").map_or(90, |a| a.parse().expect("e.g. 90"));
+        let ptx = compile_kernels(arch / 10, arch % 10)?;
+        std::fs::write(&path, ptx.to_src()).map_err(|e| clustr::Error::io(&path, e))?;
+        eprintln!("wrote the kernels' PTX for compute_{arch} to {path}");
+        return Ok(());
+    }
+    let gpu = CudaBackend::new(0)?;
+    let cpu = CpuBackend::default();
+    let threads = rayon::current_num_threads();
+    println!("# CUDA backend vs CPU backend\n");
+    println!("Device: {}; CPU: {threads} threads.\n", gpu.device_name);
+    println!("| what | CPU | CUDA | speed-up | notes |\n|---|---|---|---|---|");
+    let gemm = gpu.sgemm_gflops(8192)?;
+    println!("| cuBLAS SGEMM 8192³ | | {gemm:.0} GFLOP/s | | the yardstick |");
+
+    let n: usize = arg("--n").map_or(50_000, |v| v.parse().expect("a number"));
+    let d = 64;
+    let x = blobs(n, d, 100, 1);
+    let mut out_cpu = Array2::<f32>::zeros((n, n));
+    let t = Instant::now();
+    cpu.pairwise(x.view(), x.view(), &MetricKind::SqEuclidean, out_cpu.view_mut())?;
+    let t_cpu = t.elapsed().as_secs_f64();
+    let mut out_gpu = Array2::<f32>::zeros((n, n));
+    let t = Instant::now();
+    gpu.pairwise(x.view(), x.view(), &MetricKind::SqEuclidean, out_gpu.view_mut())?;
+    let t_gpu = t.elapsed().as_secs_f64();
+    let max_rel = out_cpu
+        .iter()
+        .zip(&out_gpu)
+        .map(|(a, b)| ((a - b).abs() / a.abs().max(1e-3)) as f64)
+        .fold(0.0, f64::max);
+    drop(out_cpu);
+    let bytes = (n * n * 4) as f64;
+    let flops = 2.0 * (n * n * d) as f64;
+    println!(
+        "| sq. Euclidean matrix {n} × {n}, d = {d}, f32 | {t_cpu:.2} s ({:.1} GB/s, {:.0} GFLOP/s) | {t_gpu:.2} s ({:.1} GB/s, {:.0} GFLOP/s) | {:.1}× | max rel. diff {max_rel:.1e}; {:.0} % of SGEMM |",
+        bytes / t_cpu / 1e9,
+        flops / t_cpu / 1e9,
+        bytes / t_gpu / 1e9,
+        flops / t_gpu / 1e9,
+        t_cpu / t_gpu,
+        100.0 * flops / t_gpu / 1e9 / gemm
+    );
+    drop(out_gpu);
+
+    let pts = blobs(1_000_000, 32, 100, 2);
+    let centres = blobs(100, 32, 100, 3);
+    let t = Instant::now();
+    let a = cpu.nearest(pts.view(), centres.view(), &MetricKind::SqEuclidean)?;
+    let t_cpu = t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    let b = gpu.nearest(pts.view(), centres.view(), &MetricKind::SqEuclidean)?;
+    let t_gpu = t.elapsed().as_secs_f64();
+    let same = a.iter().zip(&b).filter(|(p, q)| p.index == q.index).count();
+    println!(
+        "| nearest centre, 1,000,000 × 32, k = 100, f32 | {t_cpu:.3} s | {t_gpu:.3} s | {:.1}× | {same} of 1,000,000 labels equal |",
+        t_cpu / t_gpu
+    );
+
+    let pam_n: Vec<usize> = arg("--pam-n")
+        .unwrap_or_else(|| "20000,50000".into())
+        .split(',')
+        .map(|v| v.parse().expect("a number"))
+        .collect();
+    for n in pam_n {
+        let x = blobs(n, 16, 100, 4);
+        let (t_cpu, d_cpu, l_cpu) = fasterpam_end_to_end(&x, &cpu)?;
+        let (t_gpu, d_gpu, l_gpu) = fasterpam_end_to_end(&x, &gpu)?;
+        println!(
+            "| FasterPAM n = {n}, k = 100, end to end | {t_cpu:.2} s (distances {d_cpu:.2} s) | {t_gpu:.2} s (distances {d_gpu:.2} s) | {:.1}× | loss {l_cpu:.6e} vs {l_gpu:.6e}; swaps on the CPU in both |",
+            t_cpu / t_gpu
+        );
+    }
+    Ok(())
+}
