@@ -150,10 +150,20 @@ impl Error {
     /// failures of the environment such as I/O (exit code 1).
     pub fn is_input_error(&self) -> bool {
         match self {
-            Error::Io { source, .. } => matches!(
-                source.kind(),
-                std::io::ErrorKind::NotFound | std::io::ErrorKind::InvalidData
-            ),
+            Error::Io { source, .. } => {
+                use std::io::ErrorKind::*;
+                matches!(
+                    source.kind(),
+                    NotFound
+                        | InvalidData
+                        | InvalidInput
+                        | UnexpectedEof
+                        | NotADirectory
+                        | IsADirectory
+                        | PermissionDenied
+                        | ReadOnlyFilesystem
+                )
+            }
             Error::Device(_) => false,
             _ => true,
         }

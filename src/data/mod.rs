@@ -148,11 +148,23 @@ pub(crate) fn temp_beside(path: &Path) -> Result<tempfile::NamedTempFile> {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
     };
-    tempfile::Builder::new()
-        .prefix(".clustr-")
-        .suffix(".tmp")
-        .tempfile_in(dir)
-        .map_err(|e| Error::io(dir, e))
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(".clustr-").suffix(".tmp");
+    // Output files get the usual permissions (0666 less the umask), not tempfile's 0600.
+    #[cfg(unix)]
+    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
+    builder.tempfile_in(dir).map_err(|e| {
+        // Name the output the user asked for, not the temporary file.
+        use std::io::ErrorKind::*;
+        let why = match e.kind() {
+            NotFound => "cannot create the file: its folder does not exist".to_string(),
+            NotADirectory => "cannot create the file: part of its folder path is not a folder".into(),
+            PermissionDenied => "cannot create the file: permission denied".into(),
+            ReadOnlyFilesystem => "cannot create the file: read-only file system".into(),
+            other => format!("cannot create the file: {other}"),
+        };
+        Error::io(path, std::io::Error::new(e.kind(), why))
+    })
 }
 
 /// Writes labels (−1 = noise) as .npy int32 or as a one-column text file with header `label`.

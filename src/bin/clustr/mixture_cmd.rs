@@ -179,6 +179,10 @@ pub fn run_ppp(a: PppArgs) -> CliResult {
         bar.finish_and_clear();
         Ok((model, x, secs(t)))
     })?;
+    // Output files first, so that a failure to write them is the only message.
+    if let Some(p) = &a.labels_out {
+        clustr::data::write_labels(p, &model.labels)?;
+    }
     if let Some(p) = &a.separable_out {
         let flags: Vec<i64> = model.separable.iter().map(|&s| i64::from(s)).collect();
         clustr::data::write_labels(p, &flags)?;
@@ -225,7 +229,7 @@ pub fn run_ppp(a: PppArgs) -> CliResult {
         k: model.k,
         seed: a.seed,
         max_iter: None,
-        labels_out: a.labels_out.clone(),
+        labels_out: None, // written above
     };
     Report {
         algorithm: "ppp",

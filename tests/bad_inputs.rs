@@ -1,0 +1,402 @@
+//! The bad-input matrix (issue #9): every clustering subcommand against each bad input. A bad
+//! input must give exit code 2, a one-line message naming the problem, and no output file; an
+//! input with a documented result (k above the distinct points, a zero-variance column, a
+//! single point) must either succeed with its output written whole or fail that same clean
+//! way — never a panic. The number of cases run is printed.
+
+use std::path::Path;
+use std::process::Command;
+
+/// How a subcommand is called: its arguments before and after the input, with `{k}` and
+/// `{out}` replaced.
+struct Sub {
+    name: &'static str,
+    args: &'static [&'static str],
+    /// Takes --k (the k cases apply).
+    has_k: bool,
+}
+
+const SUBS: &[Sub] = &[
+    Sub {
+        name: "kmeans",
+        args: &["kmeans", "--k", "{k}", "--labels-out", "{out}"],
+        has_k: true,
+    },
+    Sub {
+        name: "minibatch-kmeans",
+        args: &["minibatch-kmeans", "--k", "{k}", "--labels-out", "{out}"],
+        has_k: true,
+    },
+    Sub {
+        name: "gmm",
+        args: &["gmm", "--k", "{k}", "--labels-out", "{out}"],
+        has_k: true,
+    },
+    Sub {
+        name: "ppp",
+        args: &[
+            "ppp",
+            "--k-min",
+            "1",
+            "--k-max",
+            "{k}",
+            "--seeds",
+            "2",
+            "--labels-out",
+            "{out}",
+        ],
+        has_k: true,
+    },
+    Sub {
+        name: "power-kmeans",
+        args: &["power-kmeans", "--k", "{k}", "--labels-out", "{out}"],
+        has_k: true,
+    },
+    Sub {
+        name: "kpkm",
+        args: &["kpkm", "--k", "{k}", "--labels-out", "{out}"],
+        has_k: true,
+    },
+    Sub {
+        name: "rff-kpkm",
+        args: &["rff-kpkm", "--k", "{k}", "--labels-out", "{out}"],
+        has_k: true,
+    },
+    Sub {
+        name: "ip-rff-mkpkm",
+        args: &["ip-rff-mkpkm", "--k", "{k}", "--labels-out", "{out}"],
+        has_k: true,
+    },
+    Sub {
+        name: "pam",
+        args: &["pam", "--k", "{k}", "--labels-out", "{out}"],
+        has_k: true,
+    },
+    Sub {
+        name: "fastpam1",
+        args: &["fastpam1", "--k", "{k}", "--labels-out", "{out}"],
+        has_k: true,
+    },
+    Sub {
+        name: "fastpam2",
+        args: &["fastpam2", "--k", "{k}", "--labels-out", "{out}"],
+        has_k: true,
+    },
+    Sub {
+        name: "fasterpam",
+        args: &["fasterpam", "--k", "{k}", "--labels-out", "{out}"],
+        has_k: true,
+    },
+    Sub {
+        name: "alternating",
+        args: &["alternating", "--k", "{k}", "--labels-out", "{out}"],
+        has_k: true,
+    },
+    Sub {
+        name: "clara",
+        args: &["clara", "--k", "{k}", "--labels-out", "{out}"],
+        has_k: true,
+    },
+    Sub {
+        name: "fastclara",
+        args: &["fastclara", "--k", "{k}", "--labels-out", "{out}"],
+        has_k: true,
+    },
+    Sub {
+        name: "fasterclara",
+        args: &["fasterclara", "--k", "{k}", "--labels-out", "{out}"],
+        has_k: true,
+    },
+    Sub {
+        name: "clarans",
+        args: &["clarans", "--k", "{k}", "--labels-out", "{out}"],
+        has_k: true,
+    },
+    Sub {
+        name: "fastclarans",
+        args: &["fastclarans", "--k", "{k}", "--labels-out", "{out}"],
+        has_k: true,
+    },
+    Sub {
+        name: "dbscan",
+        args: &[
+            "dbscan",
+            "--eps",
+            "1.5",
+            "--min-samples",
+            "2",
+            "--labels-out",
+            "{out}",
+        ],
+        has_k: false,
+    },
+    Sub {
+        name: "optics",
+        args: &["optics", "--min-samples", "2", "--labels-out", "{out}"],
+        has_k: false,
+    },
+    Sub {
+        name: "distances",
+        args: &["distances", "--out", "{out}"],
+        has_k: false,
+    },
+];
+
+/// Eight distinct 2-d points in two groups.
+const GOOD: &str = "0,0\n0,1\n1,0\n1,1\n10,10\n10,11\n11,10\n11,11\n";
+
+fn npy(descr: &str, rows: usize, cols: usize, data: &[u8]) -> Vec<u8> {
+    let mut h = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': ({rows}, {cols}), }}");
+    while (10 + h.len() + 1) % 64 != 0 {
+        h.push(' ');
+    }
+    h.push('\n');
+    let mut v = b"\x93NUMPY\x01\x00".to_vec();
+    v.extend_from_slice(&(h.len() as u16).to_le_bytes());
+    v.extend_from_slice(h.as_bytes());
+    v.extend_from_slice(data);
+    v
+}
+
+/// (case, file name, contents, k, must fail).
+fn data_cases() -> Vec<(&'static str, &'static str, Vec<u8>, &'static str, bool)> {
+    vec![
+        ("empty file", "empty.csv", vec![], "2", true),
+        ("header only", "header.csv", b"x,y\n".to_vec(), "2", true),
+        ("NaN", "nan.csv", b"0,0\n0,1\n1,nan\n1,1\n".to_vec(), "2", true),
+        ("inf", "inf.csv", b"0,0\n0,1\ninf,0\n1,1\n".to_vec(), "2", true),
+        (
+            "non-numeric cell",
+            "text.csv",
+            b"0,0\n0,1\n1,abc\n1,1\n".to_vec(),
+            "2",
+            true,
+        ),
+        (
+            "ragged row",
+            "ragged.csv",
+            b"0,0\n0,1\n1\n1,1\n".to_vec(),
+            "2",
+            true,
+        ),
+        (
+            "truncated .npy",
+            "trunc.npy",
+            npy("<f8", 10, 2, &[0u8; 40]),
+            "2",
+            true,
+        ),
+        (
+            "wrong dtype .npy",
+            "dtype.npy",
+            npy("<c16", 4, 2, &[0u8; 128]),
+            "2",
+            true,
+        ),
+        ("k = 0", "good.csv", GOOD.as_bytes().to_vec(), "0", true),
+        ("k > n", "good.csv", GOOD.as_bytes().to_vec(), "9", true),
+        (
+            "k > distinct points",
+            "dups.csv",
+            b"0,0\n0,0\n0,0\n5,5\n5,5\n5,5\n".to_vec(),
+            "3",
+            false,
+        ),
+        (
+            "zero-variance column",
+            "zerovar.csv",
+            b"0,7\n1,7\n2,7\n10,7\n11,7\n12,7\n".to_vec(),
+            "2",
+            false,
+        ),
+        ("single point", "one.csv", b"3,4\n".to_vec(), "1", false),
+    ]
+}
+
+fn run(dir: &Path, args: &[String]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_clustr"))
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn fill(sub: &Sub, input: &str, k: &str, out: &str, extra: &[&str]) -> Vec<String> {
+    let mut v: Vec<String> = sub
+        .args
+        .iter()
+        .map(|a| a.replace("{k}", k).replace("{out}", out))
+        .collect();
+    v.insert(1, input.to_string());
+    v.extend(extra.iter().map(|s| s.to_string()));
+    v
+}
+
+/// Checks one run; returns a description of what is wrong, if anything.
+fn judge(dir: &Path, args: &[String], out: &str, must_fail: bool, needle: &str) -> Option<String> {
+    let o = run(dir, args);
+    let err = String::from_utf8_lossy(&o.stderr).to_string();
+    let out_path = dir.join(out);
+    let exists = out_path.exists();
+    let _ = std::fs::remove_file(&out_path);
+    match o.status.code() {
+        Some(0) if must_fail => Some(format!("succeeded; expected exit 2 ({needle})")),
+        Some(0) => (!exists).then(|| "succeeded without writing its output".to_string()),
+        Some(2) => {
+            if err.trim().lines().count() != 1 {
+                Some(format!("message is not one line: {err:?}"))
+            } else if exists {
+                Some("left an output file behind".into())
+            } else if !err.to_lowercase().contains(&needle.to_lowercase()) {
+                Some(format!(
+                    "message does not name the problem ({needle}): {}",
+                    err.trim()
+                ))
+            } else {
+                None
+            }
+        }
+        code => Some(format!("exit {code:?}: {}", err.trim())),
+    }
+}
+
+#[test]
+fn every_subcommand_refuses_bad_input_cleanly() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    for (_, file, bytes, _, _) in data_cases() {
+        std::fs::write(d.join(file), bytes).unwrap();
+    }
+    std::fs::write(d.join("good.csv"), GOOD).unwrap();
+    // Needles: a word of the expected message.
+    let needle = |case: &str| match case {
+        "empty file" | "header only" => "no",
+        "NaN" | "inf" => "row",
+        "non-numeric cell" => "abc",
+        "ragged row" => "line 3",
+        "truncated .npy" => "trunc.npy",
+        "wrong dtype .npy" => "c16",
+        "k = 0" | "k > n" => "k",
+        _ => "",
+    };
+    let mut failures = Vec::new();
+    let mut count = 0;
+    for sub in SUBS {
+        for (case, file, _, k, must_fail) in data_cases() {
+            if case.starts_with("k ") && !sub.has_k {
+                continue;
+            }
+            let k = if sub.has_k { k } else { "2" };
+            let args = fill(sub, file, k, "out.npy", &[]);
+            count += 1;
+            if let Some(why) = judge(d, &args, "out.npy", must_fail, needle(case)) {
+                failures.push(format!("{} / {case}: {why}", sub.name));
+            }
+        }
+        // Output in a missing folder, under a file, and in /sys (no regular files can be
+        // created there, even by root, so it stands for a read-only folder).
+        for (case, out) in [
+            ("missing directory", "nope/out.npy"),
+            ("not a directory", "good.csv/out.npy"),
+            ("read-only directory", "/sys/clustr-out.npy"),
+        ] {
+            let args = fill(sub, "good.csv", "2", out, &[]);
+            count += 1;
+            if let Some(why) = judge(d, &args, out, true, "cannot create the file") {
+                failures.push(format!("{} / {case}: {why}", sub.name));
+            }
+        }
+    }
+    // Density parameters.
+    for (sub, args) in [
+        (
+            "dbscan",
+            vec![
+                "dbscan",
+                "good.csv",
+                "--eps",
+                "-1",
+                "--min-samples",
+                "2",
+                "--labels-out",
+                "out.npy",
+            ],
+        ),
+        (
+            "dbscan",
+            vec![
+                "dbscan",
+                "good.csv",
+                "--eps",
+                "1",
+                "--min-samples",
+                "0",
+                "--labels-out",
+                "out.npy",
+            ],
+        ),
+        (
+            "optics",
+            vec![
+                "optics",
+                "good.csv",
+                "--max-eps",
+                "-1",
+                "--min-samples",
+                "2",
+                "--labels-out",
+                "out.npy",
+            ],
+        ),
+        (
+            "optics",
+            vec![
+                "optics",
+                "good.csv",
+                "--min-samples",
+                "0",
+                "--labels-out",
+                "out.npy",
+            ],
+        ),
+    ] {
+        count += 1;
+        let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+        let needle = if args.contains(&"0".to_string()) {
+            "min_samples"
+        } else {
+            "eps"
+        };
+        if let Some(why) = judge(d, &args, "out.npy", true, needle) {
+            failures.push(format!("{sub} / {}: {why}", args[2..].join(" ")));
+        }
+    }
+    // Precomputed dissimilarities for the k-medoids methods.
+    std::fs::write(d.join("nonsquare.csv"), "0,1,2\n1,0,3\n").unwrap();
+    std::fs::write(d.join("asym.csv"), "0,1,2\n1,0,3\n2,9,0\n").unwrap();
+    std::fs::write(d.join("negative.csv"), "0,1,-2\n1,0,3\n-2,3,0\n").unwrap();
+    for sub in SUBS.iter().filter(|s| {
+        s.args.contains(&"--k")
+            && (s.name.contains("pam") || s.name.contains("clara") || s.name == "alternating")
+    }) {
+        for (case, file, needle) in [
+            ("non-square matrix", "nonsquare.csv", "square"),
+            ("asymmetric matrix", "asym.csv", "symmetric"),
+            ("negative dissimilarity", "negative.csv", "negative"),
+        ] {
+            count += 1;
+            let args = fill(sub, file, "2", "out.npy", &["--precomputed"]);
+            if let Some(why) = judge(d, &args, "out.npy", true, needle) {
+                failures.push(format!("{} / {case}: {why}", sub.name));
+            }
+        }
+    }
+    println!("bad-input matrix: {count} cases, {} failures", failures.len());
+    eprintln!("bad-input matrix: {count} cases");
+    assert!(
+        failures.is_empty(),
+        "{} of {count} cases wrong:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
