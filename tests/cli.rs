@@ -1197,3 +1197,78 @@ fn backend_cuda_without_a_device_is_a_clear_error() {
     );
     assert_eq!(v["backend"], "cpu");
 }
+
+/// Ctrl-C during a long run stops it promptly (exit 130) and leaves no partial output: the
+/// streamed distance matrix's temporary file is removed.
+#[cfg(unix)]
+#[test]
+fn interrupt_leaves_no_partial_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let mut csv = String::new();
+    for i in 0..6000 {
+        let row: Vec<String> = (0..64)
+            .map(|j| format!("{}", ((i * 31 + j * 17) % 97) as f64 * 0.1))
+            .collect();
+        csv.push_str(&row.join(","));
+        csv.push('\n');
+    }
+    write(d, "big.csv", csv.as_bytes());
+    let mut child = Command::new(env!("CARGO_BIN_EXE_clustr"))
+        .current_dir(d)
+        .args([
+            "distances",
+            "big.csv",
+            "--out",
+            "out.npy",
+            "--metric",
+            "minkowski:3",
+            "--dtype",
+            "f32",
+            "--threads",
+            "1",
+            "--quiet",
+        ])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let temp_files = || {
+        std::fs::read_dir(d)
+            .unwrap()
+            .filter(|e| {
+                e.as_ref()
+                    .unwrap()
+                    .file_name()
+                    .to_string_lossy()
+                    .starts_with(".clustr-")
+            })
+            .count()
+    };
+    let started = std::time::Instant::now();
+    while temp_files() == 0 {
+        assert!(started.elapsed().as_secs() < 60, "the run never started writing");
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "finished before it could be interrupted"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let interrupted = std::time::Instant::now();
+    let kill = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let out = child.wait_with_output().unwrap();
+    assert!(interrupted.elapsed().as_secs_f64() < 5.0, "slow to stop");
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("interrupted"));
+    assert!(!d.join("out.npy").exists());
+    assert_eq!(temp_files(), 0, "a temporary file was left behind");
+}

@@ -137,13 +137,58 @@ pub fn read_labels(path: impl AsRef<Path>) -> Result<Vec<i64>> {
 pub fn atomic_write(path: &Path, write: impl FnOnce(&mut File) -> Result<()>) -> Result<()> {
     let mut tmp = temp_beside(path)?;
     write(tmp.as_file_mut())?;
-    tmp.persist(path).map_err(|e| Error::io(path, e.error))?;
-    Ok(())
+    tmp.persist(path)
+}
+
+/// Temporary output files being written, so that an interrupted run can remove them
+/// ([`remove_pending_outputs`]).
+static PENDING: std::sync::Mutex<Vec<std::path::PathBuf>> = std::sync::Mutex::new(Vec::new());
+
+/// Removes every temporary output file still being written: for a Ctrl-C handler, which
+/// then exits, so that an interrupted run leaves no partial output.
+pub fn remove_pending_outputs() {
+    let mut pending = PENDING.lock().unwrap_or_else(|e| e.into_inner());
+    for p in pending.drain(..) {
+        let _ = std::fs::remove_file(p);
+    }
+}
+
+/// A temporary output file, registered in [`PENDING`] from creation until it is persisted
+/// or dropped (which deletes it).
+pub(crate) struct TempOutput {
+    file: Option<tempfile::NamedTempFile>,
+    path: std::path::PathBuf,
+}
+
+impl TempOutput {
+    /// The open file.
+    pub(crate) fn as_file_mut(&mut self) -> &mut File {
+        self.file.as_mut().expect("present until persisted").as_file_mut()
+    }
+
+    /// A second handle on the file.
+    pub(crate) fn reopen(&self) -> std::io::Result<File> {
+        self.file.as_ref().expect("present until persisted").reopen()
+    }
+
+    /// Moves the file into place.
+    pub(crate) fn persist(mut self, path: &Path) -> Result<()> {
+        let file = self.file.take().expect("present until persisted");
+        file.persist(path).map_err(|e| Error::io(path, e.error))?;
+        Ok(())
+    }
+}
+
+impl Drop for TempOutput {
+    fn drop(&mut self) {
+        let mut pending = PENDING.lock().unwrap_or_else(|e| e.into_inner());
+        pending.retain(|p| *p != self.path);
+    }
 }
 
 /// A temporary file in `path`'s folder (so the final rename stays on one file system),
 /// removed when dropped unless persisted.
-pub(crate) fn temp_beside(path: &Path) -> Result<tempfile::NamedTempFile> {
+pub(crate) fn temp_beside(path: &Path) -> Result<TempOutput> {
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
@@ -153,7 +198,7 @@ pub(crate) fn temp_beside(path: &Path) -> Result<tempfile::NamedTempFile> {
     // Output files get the usual permissions (0666 less the umask), not tempfile's 0600.
     #[cfg(unix)]
     builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
-    builder.tempfile_in(dir).map_err(|e| {
+    let file = builder.tempfile_in(dir).map_err(|e| {
         // Name the output the user asked for, not the temporary file.
         use std::io::ErrorKind::*;
         let why = match e.kind() {
@@ -164,6 +209,15 @@ pub(crate) fn temp_beside(path: &Path) -> Result<tempfile::NamedTempFile> {
             other => format!("cannot create the file: {other}"),
         };
         Error::io(path, std::io::Error::new(e.kind(), why))
+    })?;
+    let path = file.path().to_path_buf();
+    PENDING
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push(path.clone());
+    Ok(TempOutput {
+        file: Some(file),
+        path,
     })
 }
 

@@ -380,7 +380,7 @@ pub(crate) fn header_bytes(descr: &str, shape: &[usize]) -> Vec<u8> {
 /// a writer dropped before that (an error, a panic) removes its temporary file.
 pub struct NpyWriter<F> {
     path: PathBuf,
-    tmp: tempfile::NamedTempFile,
+    tmp: super::TempOutput,
     out: std::io::BufWriter<File>,
     rows: usize,
     cols: usize,
@@ -458,8 +458,7 @@ impl<F: Scalar> NpyWriter<F> {
         }
         let NpyWriter { path, tmp, out, .. } = self;
         out.into_inner().map_err(|e| Error::io(&path, e.into_error()))?;
-        tmp.persist(&path).map_err(|e| Error::io(&path, e.error))?;
-        Ok(())
+        tmp.persist(&path)
     }
 }
 

@@ -82,6 +82,13 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    // Ctrl-C (or SIGTERM) stops at once and removes the output files being written, so an
+    // interrupted run leaves no partial output.
+    let _ = ctrlc::set_handler(|| {
+        clustr::data::remove_pending_outputs();
+        eprintln!("clustr: interrupted; no output written");
+        std::process::exit(130);
+    });
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
