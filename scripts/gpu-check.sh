@@ -21,22 +21,18 @@ build)
   rm -rf "$dir" && mkdir -p "$dir"
   cargo build --release --features cuda --example cuda_bench
   cp target/release/examples/cuda_bench "$dir/"
-  for t in cuda; do
-    bin=$(cargo test --release --features cuda --test "$t" --no-run --message-format=json 2>/dev/null \
-      | python3 -c 'import json,sys
-for l in sys.stdin:
-    m=json.loads(l)
-    if m.get("reason")=="compiler-artifact" and m.get("executable") and m["target"]["kind"]==["test"]:
-        print(m["executable"])')
-    cp "$bin" "$dir/test-$t"
-  done
-  lib=$(cargo test --release --features cuda --lib --no-run --message-format=json 2>/dev/null \
-    | python3 -c 'import json,sys
-for l in sys.stdin:
-    m=json.loads(l)
-    if m.get("reason")=="compiler-artifact" and m.get("executable") and m["target"]["kind"]==["lib"]:
-        print(m["executable"])')
-  cp "$lib" "$dir/test-lib"
+  # The executable cargo builds for a test target of KIND ("test" or "lib").
+  test_binary() {
+    local kind="$1"; shift
+    cargo test --release --features cuda "$@" --no-run --message-format=json 2>/dev/null \
+      | python3 -c 'import json, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["kind"] == [sys.argv[1]]:
+        print(m["executable"])' "$kind"
+  }
+  cp "$(test_binary test --test cuda)" "$dir/test-cuda"
+  cp "$(test_binary lib --lib)" "$dir/test-lib"
   # The PTX, compiled here with NVRTC from PyPI (no GPU needed).
   venv=target/refs
   [ -x "$venv/bin/python" ] || python3 -m venv "$venv"

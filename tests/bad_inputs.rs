@@ -4,6 +4,7 @@
 //! single point) must either succeed with its output written whole or fail that same clean
 //! way — never a panic. The number of cases run is printed.
 
+mod common;
 use std::path::Path;
 use std::process::Command;
 
@@ -146,14 +147,7 @@ const SUBS: &[Sub] = &[
 const GOOD: &str = "0,0\n0,1\n1,0\n1,1\n10,10\n10,11\n11,10\n11,11\n";
 
 fn npy(descr: &str, rows: usize, cols: usize, data: &[u8]) -> Vec<u8> {
-    let mut h = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': ({rows}, {cols}), }}");
-    while (10 + h.len() + 1) % 64 != 0 {
-        h.push(' ');
-    }
-    h.push('\n');
-    let mut v = b"\x93NUMPY\x01\x00".to_vec();
-    v.extend_from_slice(&(h.len() as u16).to_le_bytes());
-    v.extend_from_slice(h.as_bytes());
+    let mut v = common::npy_header(descr, rows, cols);
     v.extend_from_slice(data);
     v
 }

@@ -1,6 +1,7 @@
 //! The command line: the bad-input table (exit code 2, one line naming the problem, no output
 //! file left behind) and the happy paths of each subcommand.
 
+mod common;
 use clustr::Fit;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -41,19 +42,6 @@ fn write(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
 }
 
 /// A valid .npy with its last `cut` bytes removed.
-/// A version-1 .npy header for a C-order `rows x cols` array of `descr`.
-fn clustr_npy_header(descr: &str, rows: usize, cols: usize) -> Vec<u8> {
-    let mut h = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': ({rows}, {cols}), }}");
-    while (10 + h.len() + 1) % 64 != 0 {
-        h.push(' ');
-    }
-    h.push('\n');
-    let mut b = b"\x93NUMPY\x01\x00".to_vec();
-    b.extend((h.len() as u16).to_le_bytes());
-    b.extend(h.as_bytes());
-    b
-}
-
 fn truncated_npy(dir: &Path, cut: usize) {
     let p = dir.join("full.npy");
     clustr::data::write_matrix(&p, ndarray::Array2::<f64>::ones((10, 3)).view(), &[]).unwrap();
@@ -264,7 +252,7 @@ fn bad_input_table() {
         (
             "minibatch-kmeans: inf in a streamed .npy",
             |d| {
-                let mut b = clustr_npy_header("<f8", 3, 2);
+                let mut b = common::npy_header("<f8", 3, 2);
                 for v in [1.0f64, 2.0, 3.0, f64::INFINITY, 5.0, 6.0] {
                     b.extend(v.to_le_bytes());
                 }

@@ -4,6 +4,7 @@
 //! MagmaClust long-format reader. Each must return `Ok` or `Err`, never panic or hang.
 //! CI runs 256 cases per target; `scripts/fuzz.sh` runs each for a set time with many more.
 
+mod common;
 use clustr::data::{csv::parse_csv, read_labels, CsvOptions, NpyFile};
 use clustr::gp::Tasks;
 use proptest::prelude::*;
@@ -18,14 +19,7 @@ fn cases() -> u32 {
 
 /// A valid .npy of `rows × cols` f64 (or another dtype), to mutate.
 fn npy(descr: &str, rows: usize, cols: usize) -> Vec<u8> {
-    let mut h = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': ({rows}, {cols}), }}");
-    while (10 + h.len() + 1) % 64 != 0 {
-        h.push(' ');
-    }
-    h.push('\n');
-    let mut v = b"\x93NUMPY\x01\x00".to_vec();
-    v.extend_from_slice(&(h.len() as u16).to_le_bytes());
-    v.extend_from_slice(h.as_bytes());
+    let mut v = common::npy_header(descr, rows, cols);
     v.extend(std::iter::repeat_n(0x3fu8, rows * cols * 8));
     v
 }

@@ -4,7 +4,7 @@
 //! translation invariant, and centring shrinks the norms that cancel), clamped at 0, with an
 //! exact recomputation of the pairs where cancellation could cost accuracy.
 
-use super::{check_pairwise_shapes, Backend, Nearest, NearestTwo};
+use super::{check_pairwise_shapes, fill_c_order, Backend, Nearest, NearestTwo};
 use crate::data::standard_layout;
 use crate::error::Result;
 use crate::linalg::gemm_abt;
@@ -339,16 +339,9 @@ impl Backend for CpuBackend {
         x: ArrayView2<F>,
         y: ArrayView2<F>,
         metric: &M,
-        mut out: ArrayViewMut2<F>,
+        out: ArrayViewMut2<F>,
     ) -> Result<()> {
         check_pairwise_shapes(&x, &y, metric, Some(out.dim()))?;
-        if !out.is_standard_layout() {
-            // The kernels write contiguous rows; fill a C-order buffer and copy.
-            let mut buf = Array2::<F>::zeros(out.dim());
-            self.pairwise(x, y, metric, buf.view_mut())?;
-            out.assign(&buf);
-            return Ok(());
-        }
         let (x, y) = (standard_layout(x), standard_layout(y));
         let plan = self.plan(y.view(), metric.kind(), false);
         let rb = if matches!(plan, Plan::Gemm { .. }) {
@@ -356,15 +349,17 @@ impl Backend for CpuBackend {
         } else {
             ROW_BLOCK
         };
-        out.axis_chunks_iter_mut(Axis(0), rb)
-            .into_par_iter()
-            .enumerate()
-            .for_each(|(b, chunk)| {
-                let start = b * rb;
-                let xb = x.slice(s![start..start + chunk.nrows(), ..]);
-                self.block(&plan, metric, false, xb, y.view(), chunk);
-            });
-        Ok(())
+        fill_c_order(out, |mut out| {
+            out.axis_chunks_iter_mut(Axis(0), rb)
+                .into_par_iter()
+                .enumerate()
+                .for_each(|(b, chunk)| {
+                    let start = b * rb;
+                    let xb = x.slice(s![start..start + chunk.nrows(), ..]);
+                    self.block(&plan, metric, false, xb, y.view(), chunk);
+                });
+            Ok(())
+        })
     }
 
     fn nearest<F: Scalar, M: Metric>(

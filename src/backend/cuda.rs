@@ -10,13 +10,13 @@
 //! memory is produced block by block into host memory. Results equal the CPU backend's to
 //! rounding (distances computed directly, not by the GEMM form; ties to the lowest index).
 
-use super::{check_pairwise_shapes, Backend, Nearest, NearestTwo};
+use super::{check_pairwise_shapes, fill_c_order, Backend, Nearest, NearestTwo};
 use crate::data::standard_layout;
 use crate::error::{Error, Result};
 use crate::metric::{Metric, MetricKind};
 use crate::scalar::Scalar;
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream, LaunchConfig, PushKernelArg};
-use ndarray::{Array2, ArrayView2, ArrayViewMut2};
+use ndarray::{ArrayView2, ArrayViewMut2};
 use std::any::TypeId;
 use std::sync::Arc;
 
@@ -277,31 +277,29 @@ impl Backend for CudaBackend {
         x: ArrayView2<F>,
         y: ArrayView2<F>,
         metric: &M,
-        mut out: ArrayViewMut2<F>,
+        out: ArrayViewMut2<F>,
     ) -> Result<()> {
         check_pairwise_shapes(&x, &y, metric, Some(out.dim()))?;
         let code = metric_code(metric.kind())?;
-        if !out.is_standard_layout() {
-            let mut buf = Array2::<F>::zeros(out.dim());
-            self.pairwise(x, y, metric, buf.view_mut())?;
-            out.assign(&buf);
-            return Ok(());
-        }
         let (x, y) = (standard_layout(x), standard_layout(y));
         let d = x.ncols();
         let (xs, ys) = (x.as_slice().expect("standard"), y.as_slice().expect("standard"));
-        let o = out.as_slice_mut().expect("standard layout");
-        if let (Some(a), Some(b), Some(o)) = (cast::<F, f32>(xs), cast::<F, f32>(ys), cast_mut::<F, f32>(o)) {
-            return self.pairwise_typed("f32", a, b, d, code, o);
-        }
-        let o = out.as_slice_mut().expect("standard layout");
-        match (cast::<F, f64>(xs), cast::<F, f64>(ys), cast_mut::<F, f64>(o)) {
-            (Some(a), Some(b), Some(o)) => self.pairwise_typed("f64", a, b, d, code, o),
-            _ => Err(Error::Unsupported(format!(
-                "the CUDA backend has no {} kernels",
-                F::DTYPE
-            ))),
-        }
+        fill_c_order(out, |mut out| {
+            let o = out.as_slice_mut().expect("standard layout");
+            if let (Some(a), Some(b), Some(o)) =
+                (cast::<F, f32>(xs), cast::<F, f32>(ys), cast_mut::<F, f32>(o))
+            {
+                return self.pairwise_typed("f32", a, b, d, code, o);
+            }
+            let o = out.as_slice_mut().expect("standard layout");
+            match (cast::<F, f64>(xs), cast::<F, f64>(ys), cast_mut::<F, f64>(o)) {
+                (Some(a), Some(b), Some(o)) => self.pairwise_typed("f64", a, b, d, code, o),
+                _ => Err(Error::Unsupported(format!(
+                    "the CUDA backend has no {} kernels",
+                    F::DTYPE
+                ))),
+            }
+        })
     }
 
     fn nearest<F: Scalar, M: Metric>(

@@ -181,6 +181,21 @@ impl Backend for AnyBackend {
     }
 }
 
+/// Runs `fill` on `out` when it is in standard (C) layout, else on a C-order buffer then
+/// copied into `out`: the kernels write contiguous rows.
+pub(crate) fn fill_c_order<F: Scalar>(
+    mut out: ArrayViewMut2<F>,
+    fill: impl FnOnce(ArrayViewMut2<F>) -> Result<()>,
+) -> Result<()> {
+    if out.is_standard_layout() {
+        return fill(out);
+    }
+    let mut buf = ndarray::Array2::<F>::zeros(out.dim());
+    fill(buf.view_mut())?;
+    out.assign(&buf);
+    Ok(())
+}
+
 /// Checks the shapes of a pairwise request.
 pub(crate) fn check_pairwise_shapes<F, M: Metric>(
     x: &ArrayView2<F>,

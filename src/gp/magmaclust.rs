@@ -1004,6 +1004,38 @@ mod tests {
         .unwrap()
     }
 
+    /// Every observation stacked: the mean process's prior covariance C on the grid, the
+    /// selection P of the observed grid rows, `S = P C Pᵀ + blockdiag Ψᵢ` and the outputs y.
+    struct Dense {
+        c: Array2<f64>,
+        p: Array2<f64>,
+        s: Array2<f64>,
+        y: Array1<f64>,
+    }
+
+    fn dense(data: &Tasks, hp_k: &[f64], hp_i: &[Vec<f64>]) -> Dense {
+        let rows: Vec<usize> = data.index.concat();
+        let c = Kernel::SquaredExponential.matrix(hp_k, data.grid.view(), data.grid.view());
+        let p = Array2::from_shape_fn((rows.len(), data.grid.nrows()), |(a, g)| {
+            f64::from(u8::from(rows[a] == g))
+        });
+        let mut s = p.dot(&c).dot(&p.t());
+        let mut at = 0;
+        for (t, h) in data.tasks.iter().zip(hp_i) {
+            let block = Kernel::SquaredExponential.matrix_with_noise(&h[..2], h[2], t.inputs.view());
+            let m = block.nrows();
+            s.slice_mut(ndarray::s![at..at + m, at..at + m])
+                .zip_mut_with(&block, |a, b| *a += b);
+            at += m;
+        }
+        let y = data
+            .tasks
+            .iter()
+            .flat_map(|t| t.outputs.iter().copied())
+            .collect();
+        Dense { c, p, s, y }
+    }
+
     /// The VE step of one cluster is exact Gaussian conditioning: with `y = P μ + e`,
     /// `e ~ N(0, blockdiag Ψᵢ)`, `μ ~ N(m, C)` on the grid, the posterior of μ is
     /// `m + C Pᵀ S⁻¹ (y − P m)`, `C − C Pᵀ S⁻¹ P C` with `S = P C Pᵀ + blockdiag Ψᵢ`.
@@ -1019,29 +1051,7 @@ mod tests {
         let (post, _) = settings
             .hyperposterior(data.grid.view(), &data.index, &data, &psi, &tau, &hp_k)
             .unwrap();
-        // Dense: stack every observation.
-        let rows: Vec<usize> = data.index.concat();
-        let n_obs = rows.len();
-        let n = data.grid.nrows();
-        let c = Kernel::SquaredExponential.matrix(&hp_k[0], data.grid.view(), data.grid.view());
-        let p = Array2::from_shape_fn((n_obs, n), |(a, g)| f64::from(u8::from(rows[a] == g)));
-        let mut s = p.dot(&c).dot(&p.t());
-        let mut at = 0;
-        for (i, t) in data.tasks.iter().enumerate() {
-            let h = &hp_i[i];
-            let block = Kernel::SquaredExponential.matrix_with_noise(&h[..2], h[2], t.inputs.view());
-            for a in 0..block.nrows() {
-                for b in 0..block.ncols() {
-                    s[[at + a, at + b]] += block[[a, b]];
-                }
-            }
-            at += block.nrows();
-        }
-        let y: Array1<f64> = data
-            .tasks
-            .iter()
-            .flat_map(|t| t.outputs.iter().copied())
-            .collect();
+        let Dense { c, p, s, y } = dense(&data, &hp_k[0], &hp_i);
         let s_inv = inverse_from_cholesky(&cholesky_jitter(&s, 0.0).unwrap());
         let gain = c.dot(&p.t()).dot(&s_inv);
         let mean = &gain.dot(&(&y - 1.5)) + 1.5;
@@ -1066,24 +1076,8 @@ mod tests {
         let model = settings.fit(&data).unwrap();
         assert_eq!(model.tau, Array2::<f64>::ones((3, 1)));
         assert_eq!(model.weights.to_vec(), vec![1.0]);
-        let rows: Vec<usize> = data.index.concat();
         let n = data.grid.nrows();
-        let c = Kernel::SquaredExponential.matrix(&model.hp_k[0], data.grid.view(), data.grid.view());
-        let p = Array2::from_shape_fn((rows.len(), n), |(a, g)| f64::from(u8::from(rows[a] == g)));
-        let mut s = p.dot(&c).dot(&p.t());
-        let mut at = 0;
-        for (i, t) in data.tasks.iter().enumerate() {
-            let h = &model.hp_i[i];
-            let block = Kernel::SquaredExponential.matrix_with_noise(&h[..2], h[2], t.inputs.view());
-            s.slice_mut(ndarray::s![at..at + block.nrows(), at..at + block.nrows()])
-                .zip_mut_with(&block, |a, b| *a += b);
-            at += block.nrows();
-        }
-        let y: Array1<f64> = data
-            .tasks
-            .iter()
-            .flat_map(|t| t.outputs.iter().copied())
-            .collect();
+        let Dense { s, y, .. } = dense(&data, &model.hp_k[0], &model.hp_i);
         let l = cholesky_jitter(&s, 0.0).unwrap();
         let evidence = tau_term(&l, &Array2::zeros(s.dim()), &y, &Array2::zeros(s.dim()));
         let elbo = model.elbos[0] + 0.5 * n as f64 * (1.0 + (2.0 * PI).ln());

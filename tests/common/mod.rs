@@ -1,0 +1,14 @@
+//! Helpers shared by the integration tests.
+
+/// A version-1 .npy header for a C-order `rows × cols` array of `descr` (e.g. `<f8`).
+pub fn npy_header(descr: &str, rows: usize, cols: usize) -> Vec<u8> {
+    let mut h = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': ({rows}, {cols}), }}");
+    while (10 + h.len() + 1) % 64 != 0 {
+        h.push(' ');
+    }
+    h.push('\n');
+    let mut b = b"\x93NUMPY\x01\x00".to_vec();
+    b.extend((h.len() as u16).to_le_bytes());
+    b.extend(h.as_bytes());
+    b
+}
