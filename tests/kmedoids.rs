@@ -2,6 +2,7 @@
 //! oracles, and the Python `kmedoids` package's results on the shipped data sets
 //! (tests/fixtures/kmedoids_reference.json, made by make_kmedoids_fixtures.py).
 
+mod common;
 use clustr::kmedoids::{build, lab_sample_size, total_deviation, Init, KMedoids, KMedoidsModel};
 use clustr::{CpuBackend, DenseMatrix, Dissimilarity, Fit, LowerTriangle, MetricKind, OnTheFly};
 use rand::{Rng, SeedableRng};
@@ -17,15 +18,6 @@ fn shipped_matrix(name: &str) -> DenseMatrix<'static, f64> {
         u64::MAX,
     )
     .unwrap()
-}
-
-/// Runs `f` on a pool of `threads` threads.
-fn in_pool<T: Send>(threads: usize, f: impl FnOnce() -> T + Send) -> T {
-    rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .build()
-        .unwrap()
-        .install(f)
 }
 
 fn fixture_tri() -> LowerTriangle<i32> {
@@ -264,7 +256,7 @@ fn edge_cases_and_errors() {
 fn results_do_not_depend_on_thread_count() {
     let d = shipped_matrix("wine");
     let run = |t: usize| {
-        in_pool(t, || {
+        common::in_pool(t, || {
             [
                 KMedoids::pam(4),
                 KMedoids::fastpam2(6),
@@ -281,7 +273,7 @@ fn results_do_not_depend_on_thread_count() {
     // sequential one exactly, in natural and shuffled order.
     let d = shipped_matrix("digits");
     let run = |t: usize| {
-        in_pool(t, || {
+        common::in_pool(t, || {
             [KMedoids::fasterpam(30), KMedoids::fasterpam(30).shuffle(true)]
                 .map(|a| a.seed(4).fit(&d).unwrap())
         })
@@ -371,7 +363,7 @@ mod sampling {
                 algo.name()
             );
             assert_eq!(m, algo.clone().seed(3).fit(&otf).unwrap(), "seeded runs repeat");
-            let again = in_pool(1, || algo.clone().seed(3).fit(&otf).unwrap());
+            let again = common::in_pool(1, || algo.clone().seed(3).fit(&otf).unwrap());
             assert_eq!(m, again, "thread count");
         }
         // A sample of the whole data gives the inner algorithm's result.

@@ -4,6 +4,7 @@
 //! point to the nearest centre or medoid at convergence, and results are identical for 1 and
 //! 2 threads.
 
+mod common;
 use clustr::density::Dbscan;
 use clustr::kmeans::{KMeans, KMeansInit};
 use clustr::kmedoids::{Init, KMedoids};
@@ -33,14 +34,6 @@ fn permutation(n: usize, seed: u64) -> Vec<usize> {
         p.swap(i, (s >> 33) as usize % (i + 1));
     }
     p
-}
-
-fn in_pool<T: Send>(threads: usize, f: impl FnOnce() -> T + Send) -> T {
-    rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .build()
-        .unwrap()
-        .install(f)
 }
 
 fn sq(a: ndarray::ArrayView1<f64>, b: ndarray::ArrayView1<f64>) -> f64 {
@@ -73,8 +66,8 @@ proptest! {
         prop_assert_eq!(back, permuted.labels);
         let moved = fit(&(&x * 4.0 + 13.0), &(&centres * 4.0 + 13.0));
         prop_assert_eq!(&base.labels, &moved.labels);
-        let one = in_pool(1, || KMeans::new(k).n_init(3).seed(seed).fit(&x.view()).unwrap());
-        let two = in_pool(2, || KMeans::new(k).n_init(3).seed(seed).fit(&x.view()).unwrap());
+        let one = common::in_pool(1, || KMeans::new(k).n_init(3).seed(seed).fit(&x.view()).unwrap());
+        let two = common::in_pool(2, || KMeans::new(k).n_init(3).seed(seed).fit(&x.view()).unwrap());
         prop_assert_eq!(one.labels, two.labels);
         prop_assert_eq!(one.inertia.to_bits(), two.inertia.to_bits());
     }
@@ -102,8 +95,8 @@ proptest! {
         prop_assert!((loss - base.loss).abs() <= 1e-9 * (1.0 + loss));
         let moved = fit(&(&x * 0.25 - 7.0));
         prop_assert_eq!(&base.medoids, &moved.medoids);
-        let one = in_pool(1, || fit(&x));
-        let two = in_pool(2, || fit(&x));
+        let one = common::in_pool(1, || fit(&x));
+        let two = common::in_pool(2, || fit(&x));
         prop_assert_eq!(one.medoids, two.medoids);
         prop_assert_eq!(one.loss.to_bits(), two.loss.to_bits());
     }

@@ -1,6 +1,7 @@
 //! Helpers shared by the integration tests.
 
 /// A version-1 .npy header for a C-order `rows × cols` array of `descr` (e.g. `<f8`).
+#[allow(dead_code)] // not every test binary uses every helper
 pub fn npy_header(descr: &str, rows: usize, cols: usize) -> Vec<u8> {
     let mut h = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': ({rows}, {cols}), }}");
     while (10 + h.len() + 1) % 64 != 0 {
@@ -11,4 +12,14 @@ pub fn npy_header(descr: &str, rows: usize, cols: usize) -> Vec<u8> {
     b.extend((h.len() as u16).to_le_bytes());
     b.extend(h.as_bytes());
     b
+}
+
+/// Runs `f` on a pool of `threads` threads.
+#[allow(dead_code)] // not every test binary uses every helper
+pub fn in_pool<T: Send>(threads: usize, f: impl FnOnce() -> T + Send) -> T {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .unwrap()
+        .install(f)
 }
