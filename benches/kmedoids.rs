@@ -15,8 +15,7 @@ fn swap_phases(c: &mut Criterion) {
         .generate()
         .unwrap()
         .data;
-    let d =
-        DenseMatrix::from_points(x.view(), &MetricKind::Euclidean, &CpuBackend::default(), u64::MAX).unwrap();
+    let d = DenseMatrix::from_points(x.view(), &MetricKind::Euclidean, &CpuBackend::default()).unwrap();
     let mut g = c.benchmark_group("swap_n2000_from_build");
     for k in [10, 50] {
         let start = Init::Given(build(&d, k).unwrap());

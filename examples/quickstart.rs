@@ -40,12 +40,7 @@ fn main() -> clustr::Result<()> {
         // The full Euclidean matrix through the backend: the input of the medoid methods and
         // of the silhouette below.
         let t0 = Instant::now();
-        let d = DenseMatrix::from_points(
-            x,
-            &MetricKind::Euclidean,
-            &backend,
-            clustr::dissim::memory_budget(),
-        )?;
+        let d = DenseMatrix::from_points(x, &MetricKind::Euclidean, &backend)?;
         let dist_s = t0.elapsed().as_secs_f64();
         let mut rows = vec![Row {
             dataset: name,

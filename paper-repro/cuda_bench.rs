@@ -42,7 +42,7 @@ fn blobs(n: usize, d: usize, k: usize, seed: u64) -> Array2<f32> {
 /// Seconds in all and for the distance matrix, and the loss of FasterPAM (k = 100) on `x`.
 fn fasterpam_end_to_end<B: Backend>(x: &Array2<f32>, backend: &B) -> clustr::Result<(f64, f64, f32)> {
     let t = Instant::now();
-    let dm = DenseMatrix::from_points(x.view(), &MetricKind::Euclidean, backend, u64::MAX)?;
+    let dm = DenseMatrix::from_points(x.view(), &MetricKind::Euclidean, backend)?;
     let dist = t.elapsed().as_secs_f64();
     let m = KMedoids::fasterpam(100).seed(0).fit(&dm)?;
     Ok((t.elapsed().as_secs_f64(), dist, m.loss as f32))

@@ -73,7 +73,7 @@ fn main() -> clustr::Result<()> {
     ];
     let mut curves: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
     for (name, x) in &datasets {
-        let d = DenseMatrix::from_points(x.view(), &MetricKind::Euclidean, &CpuBackend::default(), u64::MAX)?;
+        let d = DenseMatrix::from_points(x.view(), &MetricKind::Euclidean, &CpuBackend::default())?;
         let n = x.nrows();
         let mut pam_cost: Option<f64> = None; // seconds per k(n-k)n step of one PAM iteration
         for &k in ks.iter().filter(|&&k| k < n) {

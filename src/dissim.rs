@@ -70,28 +70,19 @@ impl<'a, T: DissimValue> DenseMatrix<'a, T> {
 
 impl<F: Scalar> DenseMatrix<'static, F> {
     /// Computes the full matrix of `points` with `backend`, refusing when it would need more
-    /// than `max_bytes` (see [`memory_budget`]).
+    /// than [`crate::memory::max_memory`].
     pub fn from_points<M: Metric, B: Backend>(
         points: ArrayView2<F>,
         metric: &M,
         backend: &B,
-        max_bytes: u64,
     ) -> Result<Self> {
         check_points(points)?;
         let n = points.nrows();
-        let needed = (n as u64)
-            .saturating_mul(n as u64)
-            .saturating_mul(std::mem::size_of::<F>() as u64);
-        if needed > max_bytes {
-            return Err(Error::TooLarge {
-                what: format!("a {n} x {n} {} distance matrix", F::DTYPE),
-                needed,
-                limit: max_bytes,
-                hint:
-                    "use an on-the-fly dissimilarity (OnTheFly) or a CLARA-type method (clustr fasterclara)"
-                        .into(),
-            });
-        }
+        crate::memory::check(
+            || format!("a {n} x {n} {} distance matrix", F::DTYPE),
+            crate::memory::product(&[n, n, std::mem::size_of::<F>()]),
+            "use an on-the-fly dissimilarity (OnTheFly) or a CLARA-type method (clustr fasterclara)",
+        )?;
         let mut m = Array2::<F>::zeros((n, n));
         backend.pairwise(points, points, metric, m.view_mut())?;
         // Exactly symmetric with a zero diagonal: the GEMM forms may differ in the last bit
@@ -237,19 +228,6 @@ impl<F: Scalar, M: Metric> Dissimilarity for OnTheFly<'_, F, M> {
     }
 }
 
-/// A memory budget for n×n allocations: 80% of the memory the system reports as available
-/// (`MemAvailable` in /proc/meminfo), or 8 GiB where that cannot be read.
-pub fn memory_budget() -> u64 {
-    let avail = std::fs::read_to_string("/proc/meminfo").ok().and_then(|s| {
-        s.lines()
-            .find(|l| l.starts_with("MemAvailable:"))
-            .and_then(|l| l.split_whitespace().nth(1))
-            .and_then(|kb| kb.parse::<u64>().ok())
-            .map(|kb| kb * 1024)
-    });
-    avail.map_or(8 << 30, |b| b / 5 * 4)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -261,8 +239,7 @@ mod tests {
     fn three_forms_agree() {
         let x = array![[0.0f64, 0.0], [3.0, 4.0], [1.0, 1.0], [-2.0, 5.0]];
         let dense =
-            DenseMatrix::from_points(x.view(), &MetricKind::Euclidean, &CpuBackend::default(), u64::MAX)
-                .unwrap();
+            DenseMatrix::from_points(x.view(), &MetricKind::Euclidean, &CpuBackend::default()).unwrap();
         let tri = LowerTriangle::from_dense(dense.view()).unwrap();
         let otf = OnTheFly::new(x.view(), MetricKind::Euclidean).unwrap();
         assert_eq!(tri.as_slice().len(), 6);
@@ -298,14 +275,5 @@ mod tests {
             LowerTriangle::new(2, vec![-1.0]),
             Err(Error::NegativeDissimilarity { i: 1, j: 0, .. })
         ));
-    }
-
-    #[test]
-    fn refuses_matrix_beyond_budget() {
-        let x = Array2::<f32>::zeros((100, 2));
-        let e = DenseMatrix::from_points(x.view(), &MetricKind::Euclidean, &CpuBackend::default(), 1000)
-            .unwrap_err();
-        let msg = e.to_string();
-        assert!(msg.contains("100 x 100") && msg.contains("OnTheFly"), "{msg}");
     }
 }

@@ -24,6 +24,7 @@ pub mod kernel;
 pub mod kmeans;
 pub mod kmedoids;
 pub mod linalg;
+pub mod memory;
 pub mod metric;
 pub mod mixture;
 pub mod plot;

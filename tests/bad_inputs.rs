@@ -2,7 +2,8 @@
 //! input must give exit code 2, a one-line message naming the problem, and no output file; an
 //! input with a documented result (k above the distinct points, a zero-variance column, a
 //! single point) must either succeed with its output written whole or fail that same clean
-//! way — never a panic. The number of cases run is printed.
+//! way — never a panic. A memory limit below a run's estimate (`--max-memory`) stops it the
+//! same way. The number of cases run is printed.
 
 mod common;
 use std::path::Path;
@@ -299,6 +300,12 @@ fn every_subcommand_refuses_bad_input_cleanly() {
             if let Some(why) = judge(d, &args, out, true, "cannot create the file") {
                 failures.push(format!("{} / {case}: {why}", sub.name));
             }
+        }
+        // More memory than allowed: stopped before allocating, with the estimate.
+        let args = fill(sub, "good.csv", "2", "out.npy", &["--max-memory", "64"]);
+        count += 1;
+        if let Some(why) = judge(d, &args, "out.npy", true, "only 64 B is allowed") {
+            failures.push(format!("{} / memory limit: {why}", sub.name));
         }
     }
     // Density parameters.

@@ -360,8 +360,8 @@ fn bad_input_table() {
                 "in.csv",
                 "--k",
                 "2",
-                "--max-memory-mib",
-                "0",
+                "--max-memory",
+                "64",
                 "--labels-out",
                 "l.csv",
             ],
@@ -565,7 +565,6 @@ fn kmedoids_subcommands_agree_with_the_library() {
             ds.data.view(),
             &clustr::MetricKind::Euclidean,
             &clustr::CpuBackend::default(),
-            u64::MAX,
         )
         .unwrap();
         let algo = match method {
@@ -1072,6 +1071,32 @@ fn magmaclust_train_predict_select() {
         (
             &["magmaclust", "train", "tasks.csv", "--k", "0", "--out", "x.json"],
             "k",
+        ),
+        (
+            &[
+                "magmaclust",
+                "train",
+                "tasks.csv",
+                "--k",
+                "2",
+                "--max-memory",
+                "1K",
+                "--out",
+                "x.json",
+            ],
+            "only 1.0 KiB is allowed; fit on fewer tasks",
+        ),
+        (
+            &[
+                "magmaclust",
+                "select",
+                "tasks.csv",
+                "--max-memory",
+                "lots",
+                "--out",
+                "x.json",
+            ],
+            "max-memory",
         ),
         (
             &["magmaclust", "train", "dup.csv", "--k", "1", "--out", "x.json"],

@@ -11,13 +11,7 @@ use serde_json::Value;
 /// The Euclidean matrix of a shipped data set.
 fn shipped_matrix(name: &str) -> DenseMatrix<'static, f64> {
     let ds = clustr::datasets::load(name).unwrap();
-    DenseMatrix::from_points(
-        ds.data.view(),
-        &MetricKind::Euclidean,
-        &CpuBackend::default(),
-        u64::MAX,
-    )
-    .unwrap()
+    DenseMatrix::from_points(ds.data.view(), &MetricKind::Euclidean, &CpuBackend::default()).unwrap()
 }
 
 fn fixture_tri() -> LowerTriangle<i32> {
@@ -367,8 +361,7 @@ mod sampling {
             assert_eq!(m, again, "thread count");
         }
         // A sample of the whole data gives the inner algorithm's result.
-        let d = DenseMatrix::from_points(x.view(), &MetricKind::Euclidean, &CpuBackend::default(), u64::MAX)
-            .unwrap();
+        let d = DenseMatrix::from_points(x.view(), &MetricKind::Euclidean, &CpuBackend::default()).unwrap();
         let full = Clara::fasterclara(6).sample_size(600).fit(&d).unwrap();
         let inner = KMedoids::fasterpam(6).init(Init::Build).fit(&d).unwrap();
         assert_eq!((full.medoids, full.loss), (inner.medoids, inner.loss));
@@ -382,8 +375,7 @@ mod sampling {
     fn fasterclara_is_close_to_fasterpam() {
         let x = blobs(5000, 10, 2);
         let otf = OnTheFly::new(x.view(), MetricKind::Euclidean).unwrap();
-        let d = DenseMatrix::from_points(x.view(), &MetricKind::Euclidean, &CpuBackend::default(), u64::MAX)
-            .unwrap();
+        let d = DenseMatrix::from_points(x.view(), &MetricKind::Euclidean, &CpuBackend::default()).unwrap();
         let full = KMedoids::fasterpam(10).init(Init::Build).fit(&d).unwrap().loss;
         let clara = Clara::fasterclara(10).seed(1).fit(&otf).unwrap().loss;
         assert!(clara <= full * 1.10, "FasterCLARA {clara} vs FasterPAM {full}");

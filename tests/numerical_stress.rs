@@ -89,8 +89,7 @@ fn huge_and_tiny_magnitudes() {
         }
         .fit(&v);
         let db_labels = check("DBSCAN", scale, db.as_ref().map(|m| m as &dyn Clustering), 3);
-        let d =
-            DenseMatrix::from_points(v, &MetricKind::Euclidean, &CpuBackend::default(), u64::MAX).unwrap();
+        let d = DenseMatrix::from_points(v, &MetricKind::Euclidean, &CpuBackend::default()).unwrap();
         let pam = KMedoids::fasterpam(3).seed(1).fit(&d);
         let pam_labels = check("FasterPAM", scale, pam.as_ref().map(|m| m as &dyn Clustering), 3);
         for (name, labels) in [

@@ -98,8 +98,7 @@ fn internal_measures_match_sklearn() {
             );
         }
         let dense =
-            DenseMatrix::from_points(x.view(), &MetricKind::Euclidean, &CpuBackend::default(), u64::MAX)
-                .unwrap();
+            DenseMatrix::from_points(x.view(), &MetricKind::Euclidean, &CpuBackend::default()).unwrap();
         let medoids: Vec<usize> = serde_json::from_value(case["medoids"].clone()).unwrap();
         close(
             eval::medoid_silhouette(&dense, &medoids).unwrap().0,

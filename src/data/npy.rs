@@ -233,7 +233,12 @@ impl NpyFile {
 
     /// The whole array converted to `F`.
     pub fn to_array<F: Scalar>(&self) -> Result<Array2<F>> {
-        let (n, _) = self.dim()?;
+        let (n, d) = self.dim()?;
+        crate::memory::check(
+            || format!("reading {n} x {d} {} values", F::DTYPE),
+            crate::memory::product(&[n, d, size_of::<F>()]),
+            "use minibatch-kmeans, which streams a .npy file, or a sample of the rows",
+        )?;
         self.rows(0, n)
     }
 

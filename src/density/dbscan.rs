@@ -16,6 +16,7 @@ use crate::data::validate::{check_points, check_same_len};
 use crate::density::index::{IndexKind, NeighborIndex};
 use crate::error::{Error, Result};
 use crate::estimator::{Clustering, Fit};
+use crate::memory::{check_fit, product, MemoryEstimate};
 use crate::metric::{Metric, MetricKind};
 use crate::scalar::Scalar;
 use crate::NOISE;
@@ -131,6 +132,14 @@ impl Clustering for DbscanModel {
     }
 }
 
+impl MemoryEstimate for Dbscan {
+    /// The neighbour index (with an f64 copy of the points for the tree metrics) and the
+    /// per-point labels, core flags and expansion queue.
+    fn memory_estimate(&self, n: usize, d: usize, _elem: usize) -> u64 {
+        product(&[n, d * 16 + 96])
+    }
+}
+
 impl<F: Scalar> Fit<ArrayView2<'_, F>> for Dbscan {
     type Model = DbscanModel;
 
@@ -138,6 +147,14 @@ impl<F: Scalar> Fit<ArrayView2<'_, F>> for Dbscan {
         check_points(*x)?;
         self.metric.check_dim(x.ncols())?;
         self.validate(x.nrows())?;
+        check_fit(
+            self,
+            "DBSCAN",
+            x.nrows(),
+            x.ncols(),
+            size_of::<F>(),
+            super::DENSITY_HINT,
+        )?;
         let x = crate::data::standard_layout(*x);
         let index = NeighborIndex::build(x.view(), self.metric, self.index)?;
         let n = x.nrows();

@@ -23,6 +23,7 @@ use crate::data::validate::check_points;
 use crate::density::index::{IndexKind, NeighborIndex};
 use crate::error::{Error, Result};
 use crate::estimator::{Clustering, Fit};
+use crate::memory::{check_fit, product, MemoryEstimate};
 use crate::metric::{Metric, MetricKind};
 use crate::scalar::Scalar;
 use crate::NOISE;
@@ -258,6 +259,14 @@ impl SeedHeap {
     }
 }
 
+impl MemoryEstimate for Optics {
+    /// The neighbour index (with an f64 copy of the points for the tree metrics) and the
+    /// per-point core distances, reachabilities, ordering, predecessors, labels and heap.
+    fn memory_estimate(&self, n: usize, d: usize, _elem: usize) -> u64 {
+        product(&[n, d * 16 + 128])
+    }
+}
+
 impl<F: Scalar> Fit<ArrayView2<'_, F>> for Optics {
     type Model = OpticsModel;
 
@@ -266,6 +275,7 @@ impl<F: Scalar> Fit<ArrayView2<'_, F>> for Optics {
         self.metric.check_dim(x.ncols())?;
         let n = x.nrows();
         self.validate(n)?;
+        check_fit(self, "OPTICS", n, x.ncols(), size_of::<F>(), super::DENSITY_HINT)?;
         let x = crate::data::standard_layout(*x);
         let index = NeighborIndex::build(x.view(), self.metric, self.index)?;
         let core: Vec<f64> = (0..n)

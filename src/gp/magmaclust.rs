@@ -399,6 +399,22 @@ impl MagmaClust {
         Ok((post, log_dets))
     }
 
+    /// Bytes a fit allocates on `data`: per cluster the N × N prior and posterior covariances
+    /// with their factors (N the union grid), per task its Nᵢ × Nᵢ covariance, factor and
+    /// inverse, and per thread an N × N scratch.
+    pub fn memory_estimate(&self, data: &Tasks) -> u64 {
+        use crate::memory::product;
+        let n = data.grid.nrows();
+        let per_task: u64 = data
+            .tasks
+            .iter()
+            .map(|t| product(&[t.outputs.len(), t.outputs.len(), 3 * 8]))
+            .fold(0, u64::saturating_add);
+        product(&[self.k, n, n, 4 * 8])
+            .saturating_add(per_task)
+            .saturating_add(product(&[rayon::current_num_threads(), n, n, 2 * 8]))
+    }
+
     /// Fits the model to the tasks.
     ///
     /// The tasks are processed in a canonical order (by ID, then by content; each task's
@@ -406,6 +422,12 @@ impl MagmaClust {
     /// on the order of the tasks or of their points, bit for bit.
     pub fn fit(&self, data: &Tasks) -> Result<MagmaClustModel> {
         self.validate(data)?;
+        let (m, n) = (data.len(), data.grid.nrows());
+        crate::memory::check(
+            || format!("MagmaClust on {m} tasks over a grid of {n} inputs"),
+            self.memory_estimate(data),
+            "fit on fewer tasks, or on a coarser grid of inputs (memory grows as K·N² + Σ Nᵢ²)",
+        )?;
         let bits = |t: &crate::gp::data::Task| -> Vec<u64> {
             t.inputs.iter().chain(&t.outputs).map(|v| v.to_bits()).collect()
         };

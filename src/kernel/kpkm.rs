@@ -8,16 +8,17 @@
 //! In the exact methods a centroid is a combination `θⱼ = Σₗ aₗⱼ φ(xₗ)` with `Σₗ aₗⱼ = 1`, so
 //! `‖φ(xᵢ) − θⱼ‖² = Kᵢᵢ − 2(Ka)ᵢⱼ + aⱼᵀKaⱼ`: one n × n × k product per iteration. The kernel
 //! matrix is refused, with the memory it needs and RFF-KPKM as the alternative, above
-//! `memory_limit`.
+//! [`crate::memory::max_memory`].
 
 use crate::backend::{Backend, CpuBackend};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::estimator::{Clustering, Fit, ProgressFn};
 use crate::kernel::power::{
     run, weights_of, PowerFit, PowerInit, PowerKMeans, PowerKMeansModel, Schedule, Space, Step,
 };
 use crate::kernel::rff::{Bandwidth, RandomFourierFeatures};
 use crate::linalg::{argmin_rows, gemm_abt};
+use crate::memory::{check_fit, product, MemoryEstimate};
 use crate::metric::MetricKind;
 use crate::scalar::Scalar;
 use ndarray::{Array1, Array2, ArrayView2, Axis, Zip};
@@ -37,23 +38,9 @@ pub enum Kernel {
     Linear,
 }
 
-/// The kernel matrix of `x` (n × n, f64), refused above `limit` bytes.
-pub fn kernel_matrix<F: Scalar>(
-    x: ArrayView2<F>,
-    kernel: Kernel,
-    seed: u64,
-    limit: u64,
-) -> Result<Array2<f64>> {
+/// The kernel matrix of `x` (n × n, f64).
+pub fn kernel_matrix<F: Scalar>(x: ArrayView2<F>, kernel: Kernel, seed: u64) -> Result<Array2<f64>> {
     let n = x.nrows();
-    let needed = (n as u64).saturating_mul(n as u64).saturating_mul(8);
-    if needed > limit {
-        return Err(Error::TooLarge {
-            what: format!("the {n} x {n} kernel matrix"),
-            needed,
-            limit,
-            hint: "use rff-kpkm (random Fourier features, O(n·D) memory)".into(),
-        });
-    }
     let x64 = x.mapv(|v| v.to_f64_exact());
     let mut k = Array2::<f64>::zeros((n, n));
     match kernel {
@@ -199,8 +186,6 @@ pub struct Kpkm {
     pub schedule: Schedule,
     /// Initial centroids (data points).
     pub init: PowerInit,
-    /// Largest kernel matrix allowed, in bytes (default 4 GiB).
-    pub memory_limit: u64,
     /// Seed.
     pub seed: u64,
     /// Progress callback.
@@ -215,7 +200,6 @@ impl Kpkm {
             kernel: Kernel::Gaussian(Bandwidth::Median),
             schedule: Schedule::default(),
             init: PowerInit::Random,
-            memory_limit: 4 << 30,
             seed: 0,
             progress: None,
         }
@@ -233,11 +217,6 @@ impl Kpkm {
     /// Initial centroids.
     pub fn init(mut self, i: PowerInit) -> Self {
         self.init = i;
-        self
-    }
-    /// Largest kernel matrix, in bytes.
-    pub fn memory_limit(mut self, b: u64) -> Self {
-        self.memory_limit = b;
         self
     }
     /// Seed.
@@ -283,15 +262,21 @@ impl Clustering for KernelModel {
 
 fn prepare<F: Scalar>(
     x: ArrayView2<F>,
+    params: &impl MemoryEstimate,
     k: usize,
     kernel: Kernel,
     init: &PowerInit,
-    limit: u64,
     seed: u64,
 ) -> Result<(Array2<f64>, Vec<usize>)> {
     crate::data::validate::check_points(x)?;
     crate::data::validate::check_k(k, x.nrows())?;
-    let km = kernel_matrix(x, kernel, seed, limit)?;
+    let n = x.nrows();
+    crate::memory::check(
+        || format!("the {n} x {n} kernel matrix"),
+        params.memory_estimate(n, x.ncols(), size_of::<F>()),
+        "use rff-kpkm (random Fourier features, O(n·D) memory)",
+    )?;
+    let km = kernel_matrix(x, kernel, seed)?;
     let mut rng = StdRng::seed_from_u64(seed);
     let seeds = init.seeds(x.nrows(), k, &mut rng, |rng| {
         Ok(kernel_kmeans_plus_plus(&km, k, rng))
@@ -299,11 +284,37 @@ fn prepare<F: Scalar>(
     Ok((km, seeds))
 }
 
+/// The exact methods' memory: the n × n kernel matrix, the bandwidth's sample, the f64 copies
+/// of the points, and the n × k coefficients, kernel products, distances, weights and their
+/// scratch.
+fn exact_estimate(n: usize, d: usize, k: usize, kernel: Kernel) -> u64 {
+    let bandwidth = match kernel {
+        Kernel::Gaussian(bw) => bw.memory_estimate(n),
+        Kernel::Linear => 0,
+    };
+    product(&[n, n, 8])
+        .saturating_add(bandwidth)
+        .saturating_add(product(&[n, 2 * d + 8, 8]))
+        .saturating_add(product(&[n, k, 8 * 8]))
+}
+
+impl MemoryEstimate for Kpkm {
+    fn memory_estimate(&self, n: usize, d: usize, _elem: usize) -> u64 {
+        exact_estimate(n, d, self.k, self.kernel)
+    }
+}
+
+impl MemoryEstimate for KernelKMeans {
+    fn memory_estimate(&self, n: usize, d: usize, _elem: usize) -> u64 {
+        exact_estimate(n, d, self.k, self.kernel)
+    }
+}
+
 impl<F: Scalar> Fit<ArrayView2<'_, F>> for Kpkm {
     type Model = KernelModel;
     fn fit(&self, x: &ArrayView2<'_, F>) -> Result<KernelModel> {
         self.schedule.validate()?;
-        let (km, seeds) = prepare(*x, self.k, self.kernel, &self.init, self.memory_limit, self.seed)?;
+        let (km, seeds) = prepare(*x, self, self.k, self.kernel, &self.init, self.seed)?;
         let mut space = KernelSpace::new(&km, &seeds);
         let fit = run(&mut space, &self.schedule, self.progress.as_ref())?;
         Ok(KernelModel {
@@ -325,8 +336,6 @@ pub struct KernelKMeans {
     pub max_iter: usize,
     /// Initial centroids.
     pub init: PowerInit,
-    /// Largest kernel matrix allowed, in bytes (default 4 GiB).
-    pub memory_limit: u64,
     /// Seed.
     pub seed: u64,
 }
@@ -339,7 +348,6 @@ impl KernelKMeans {
             kernel: Kernel::Gaussian(Bandwidth::Median),
             max_iter: 300,
             init: PowerInit::Random,
-            memory_limit: 4 << 30,
             seed: 0,
         }
     }
@@ -365,7 +373,7 @@ impl<F: Scalar> Fit<ArrayView2<'_, F>> for KernelKMeans {
     /// Assign to the nearest centroid, move centroids to their clusters' means, until no label
     /// changes; an emptied cluster keeps its previous centroid.
     fn fit(&self, x: &ArrayView2<'_, F>) -> Result<KernelModel> {
-        let (km, seeds) = prepare(*x, self.k, self.kernel, &self.init, self.memory_limit, self.seed)?;
+        let (km, seeds) = prepare(*x, self, self.k, self.kernel, &self.init, self.seed)?;
         let mut space = KernelSpace::new(&km, &seeds);
         let mut labels: Vec<i64> = Vec::new();
         let (mut n_iter, mut converged) = (0, false);
@@ -529,10 +537,32 @@ pub(crate) fn rff_features<F: Scalar>(
     Ok((rff, z))
 }
 
+impl MemoryEstimate for RffKpkm {
+    /// The bandwidth's sample, the n × D feature matrix, then power k-means on it.
+    fn memory_estimate(&self, n: usize, d: usize, elem: usize) -> u64 {
+        let power = PowerKMeans::new(self.k).memory_estimate(n, self.n_features, elem);
+        product(&[n, self.n_features, elem])
+            .saturating_add(self.bandwidth.memory_estimate(n))
+            .saturating_add(product(&[self.n_features, d + 1, 8]))
+            .saturating_add(power)
+    }
+}
+
 impl<F: Scalar> Fit<ArrayView2<'_, F>> for RffKpkm {
     type Model = RffKpkmModel<F>;
     fn fit(&self, x: &ArrayView2<'_, F>) -> Result<RffKpkmModel<F>> {
         crate::data::validate::check_k(self.k, x.nrows())?;
+        if self.n_features > 0 {
+            // (no features is reported by the feature map)
+            check_fit(
+                self,
+                "RFF-KPKM",
+                x.nrows(),
+                x.ncols(),
+                size_of::<F>(),
+                "use fewer --n-features (memory is n·D)",
+            )?;
+        }
         let (features, z) = rff_features(*x, self.n_features, self.bandwidth, self.seed)?;
         let mut power = PowerKMeans::new(self.k)
             .schedule(self.schedule)
@@ -575,14 +605,6 @@ mod tests {
             assert!((a - b).abs() <= 1e-8 * (1.0 + b.abs()), "{a} vs {b}");
         }
         assert!((kernel.fit.objective - explicit.fit.objective).abs() <= 1e-8 * explicit.fit.objective.abs());
-    }
-
-    #[test]
-    fn kernel_matrix_is_refused_above_the_limit() {
-        let x = Array2::<f64>::zeros((100, 2));
-        let e = Kpkm::new(2).memory_limit(1000).fit(&x.view()).unwrap_err();
-        assert!(matches!(e, Error::TooLarge { .. }));
-        assert!(e.to_string().contains("rff-kpkm"), "{e}");
     }
 
     #[test]

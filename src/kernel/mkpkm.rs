@@ -29,6 +29,7 @@ use crate::estimator::{Clustering, Fit, Progress, ProgressFn};
 use crate::kernel::power::{move_to_means, weighted_sums, weights_of, PowerInit, Schedule};
 use crate::kernel::rff::{Bandwidth, RandomFourierFeatures};
 use crate::linalg::argmin_rows;
+use crate::memory::{check_fit, product, MemoryEstimate};
 use crate::scalar::Scalar;
 use crate::{backend::Backend, backend::CpuBackend, metric::MetricKind};
 use ndarray::{Array2, ArrayView2, Axis};
@@ -361,12 +362,41 @@ impl IpRffMkpkm {
     }
 }
 
+impl MemoryEstimate for IpRffMkpkm {
+    /// The bandwidth's sample, one n × D feature matrix per kernel with its n × k distances,
+    /// and the combined distances, memberships and weights (n × k each).
+    fn memory_estimate(&self, n: usize, d: usize, elem: usize) -> u64 {
+        let m = self
+            .sigmas
+            .as_ref()
+            .map_or(self.sigma_factors.len(), Vec::len)
+            .max(1);
+        let median = if self.sigmas.is_none() {
+            Bandwidth::Median.memory_estimate(n)
+        } else {
+            0
+        };
+        product(&[m, n, self.n_features, elem])
+            .saturating_add(median)
+            .saturating_add(product(&[m + 5, n, self.k, 8]))
+            .saturating_add(product(&[m, self.n_features, d + 1, 8]))
+    }
+}
+
 impl<F: Scalar> Fit<ArrayView2<'_, F>> for IpRffMkpkm {
     type Model = IpRffMkpkmModel<F>;
 
     fn fit(&self, x: &ArrayView2<'_, F>) -> Result<IpRffMkpkmModel<F>> {
         crate::data::validate::check_points(*x)?;
         self.validate(x.nrows())?;
+        check_fit(
+            self,
+            "IP-RFF-MKPKM",
+            x.nrows(),
+            x.ncols(),
+            size_of::<F>(),
+            "use fewer --n-features or fewer kernels (memory is kernels·n·D)",
+        )?;
         let x = crate::data::standard_layout(*x);
         let sigmas: Vec<f64> = match &self.sigmas {
             Some(s) => s.clone(),

@@ -28,6 +28,7 @@ use crate::backend::{Backend, CpuBackend};
 use crate::error::{Error, Result};
 use crate::estimator::{Progress, ProgressFn};
 use crate::linalg::argmin_rows;
+use crate::memory::{check_fit, product, MemoryEstimate};
 use crate::metric::MetricKind;
 use crate::scalar::Scalar;
 use ndarray::{s, Array1, Array2, ArrayView2, Axis, Zip};
@@ -504,6 +505,14 @@ impl PowerKMeans {
         crate::data::validate::check_points(x)?;
         crate::data::validate::check_k(self.k, x.nrows())?;
         self.schedule.validate()?;
+        check_fit(
+            self,
+            "power k-means",
+            x.nrows(),
+            x.ncols(),
+            size_of::<F>(),
+            "use minibatch-kmeans (streams a .npy input)",
+        )?;
         let x = crate::data::standard_layout(x);
         let mut rng = StdRng::seed_from_u64(self.seed);
         let seeds = self.init.seeds(x.nrows(), self.k, &mut rng, |rng| {
@@ -528,6 +537,19 @@ pub struct PowerKMeansModel<F> {
     pub fit: PowerFit,
     /// The rows used as initial centroids.
     pub seeds: Vec<usize>,
+}
+
+impl MemoryEstimate for PowerKMeans {
+    /// The n × k distances, weights and their scratch, labels, and the centres with their
+    /// per-thread partial sums.
+    fn memory_estimate(&self, n: usize, d: usize, _elem: usize) -> u64 {
+        product(&[n, self.k + 1, 4 * 8]).saturating_add(product(&[
+            self.k,
+            d,
+            8,
+            rayon::current_num_threads() + 2,
+        ]))
+    }
 }
 
 impl<F: Scalar> crate::estimator::Fit<ArrayView2<'_, F>> for PowerKMeans {

@@ -33,7 +33,7 @@ impl Bandwidth {
     pub fn resolve<F: Scalar>(self, x: ArrayView2<F>, seed: u64) -> Result<f64> {
         let sigma = match self {
             Bandwidth::Given(s) => s,
-            Bandwidth::Median => median_distance(x, 1000, seed),
+            Bandwidth::Median => median_distance(x, MEDIAN_SAMPLE, seed),
         };
         if !(sigma > 0.0 && sigma.is_finite()) {
             return Err(Error::param(
@@ -44,7 +44,19 @@ impl Bandwidth {
         }
         Ok(sigma)
     }
+
+    /// Bytes [`Bandwidth::resolve`] allocates for `n` points: the median heuristic's pairwise
+    /// distances of its sample (collected in parallel, so counted twice).
+    pub fn memory_estimate(self, n: usize) -> u64 {
+        match self {
+            Bandwidth::Given(_) => 0,
+            Bandwidth::Median => crate::memory::product(&[n.min(MEDIAN_SAMPLE), n.min(MEDIAN_SAMPLE), 8]),
+        }
+    }
 }
+
+/// Points in the median heuristic's sample.
+const MEDIAN_SAMPLE: usize = 1000;
 
 /// The median Euclidean distance between distinct pairs of a seeded sample of at most
 /// `sample` points (all pairs of the sample).

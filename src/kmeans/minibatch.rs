@@ -26,6 +26,7 @@ use crate::data::validate::check_finite;
 use crate::error::{Error, Result};
 use crate::estimator::{Clustering, Fit, Predict, Progress, ProgressFn};
 use crate::kmeans::{kmeans_plus_plus, KMeansInit};
+use crate::memory::{check_fit, product, MemoryEstimate};
 use crate::metric::MetricKind;
 use crate::scalar::Scalar;
 use ndarray::{s, Array2, ArrayView2, Axis, CowArray, Ix2};
@@ -241,6 +242,14 @@ impl MiniBatchKMeans {
     pub fn fit_source<F: Scalar, S: RowSource<F>>(&self, src: &S) -> Result<MiniBatchKMeansModel<F>> {
         let (n, d) = (src.nrows(), src.ncols());
         self.validate(n, d)?;
+        check_fit(
+            self,
+            "mini-batch k-means",
+            n,
+            d,
+            size_of::<F>(),
+            "use a smaller --batch-size, or a sample of the data",
+        )?;
         let chunk = self.chunk_rows::<F>(d);
         let tol = self.tol * scan(src, chunk)?;
         let mut rng = StdRng::seed_from_u64(self.seed);
@@ -657,6 +666,23 @@ impl<F: Scalar> Predict<ArrayView2<'_, F>> for MiniBatchKMeansModel<F> {
         crate::data::validate::check_points(*x)?;
         crate::data::validate::check_same_len("number of features", self.centers.ncols(), x.ncols())?;
         Ok(batch_inertia(&CpuBackend::default(), *x, self.centers.view())?.0)
+    }
+}
+
+impl MemoryEstimate for MiniBatchKMeans {
+    /// Labels, the initialisation sample with its k-means++ distances, one batch and the
+    /// centres with their counts; the data themselves are streamed from a .npy file.
+    fn memory_estimate(&self, n: usize, d: usize, elem: usize) -> u64 {
+        let init = self.init_size.unwrap_or(3 * self.batch_size.max(self.k)).min(n);
+        let chunk = self
+            .chunk_size
+            .unwrap_or((64 << 20) / (d * elem).max(1))
+            .max(self.batch_size)
+            .min(n);
+        product(&[n, 8])
+            .saturating_add(product(&[init, d + 8, elem]))
+            .saturating_add(product(&[chunk, d + 2, elem]))
+            .saturating_add(product(&[self.k, d, 8, 4]))
     }
 }
 

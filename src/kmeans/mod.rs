@@ -23,6 +23,7 @@ use crate::backend::{Backend, CpuBackend};
 use crate::data::validate::{check_k, check_points};
 use crate::error::{Error, Result};
 use crate::estimator::{Clustering, Fit, Predict, Progress, ProgressFn};
+use crate::memory::{check_fit, product, MemoryEstimate};
 use crate::metric::MetricKind;
 use crate::scalar::Scalar;
 use ndarray::{s, Array2, ArrayView2, Axis};
@@ -242,12 +243,41 @@ impl<F: Scalar> Predict<ArrayView2<'_, F>> for KMeansModel<F> {
     }
 }
 
+impl MemoryEstimate for KMeans {
+    /// Labels and nearest-centre results (old, new and best run), one n × k block of
+    /// distances, centres with per-thread partial sums, the k-means++ candidate distances, and
+    /// the bounds of Elkan (n·k + k²) or Hamerly (2n).
+    fn memory_estimate(&self, n: usize, d: usize, elem: usize) -> u64 {
+        let threads = rayon::current_num_threads();
+        let trials = 3 + (self.k as f64).ln().max(0.0) as usize;
+        let bounds = match self.algorithm.resolve(n, self.k, d) {
+            Algorithm::Elkan => product(&[n + self.k, self.k + 1, elem]),
+            Algorithm::Hamerly => product(&[2, n, elem]),
+            _ => 0,
+        };
+        product(&[n, 96])
+            .saturating_add(product(&[n, self.k, elem]))
+            .saturating_add(product(&[self.k, d, 8, 3 + threads]))
+            .saturating_add(product(&[n, trials, elem]))
+            .saturating_add(bounds)
+    }
+}
+
 impl<F: Scalar> Fit<ArrayView2<'_, F>> for KMeans {
     type Model = KMeansModel<F>;
 
     fn fit(&self, x: &ArrayView2<'_, F>) -> Result<KMeansModel<F>> {
         self.validate(*x)?;
-        // Rows must be contiguous slices; copies only a non-standard layout.
+        // Rows must be contiguous slices; copies only a non-standard layout.        self.validate(*x)?;
+        check_fit(
+            self,
+            "k-means",
+            x.nrows(),
+            x.ncols(),
+            size_of::<F>(),
+            "use --algorithm lloyd or hamerly (no n·k bounds), or minibatch-kmeans (streams a .npy input)",
+        )?;
+
         let x = crate::data::standard_layout(*x);
         let x = x.view();
         let tol = self.tol * mean_variance(x);

@@ -12,6 +12,7 @@ use crate::data::validate::check_k;
 use crate::dissim::{DenseMatrix, Dissimilarity};
 use crate::error::{Error, Result};
 use crate::estimator::{Fit, Progress, ProgressFn};
+use crate::memory::{check_fit, product, MemoryEstimate};
 use ndarray::Array2;
 use num_traits::{ToPrimitive, Zero};
 use rand::rngs::StdRng;
@@ -131,6 +132,17 @@ impl Clara {
     }
 }
 
+impl MemoryEstimate for Clara {
+    /// The sample's dissimilarity matrix and its k-medoids caches, plus the labels of the
+    /// best and the current sample on all n objects.
+    fn memory_estimate(&self, n: usize, d: usize, elem: usize) -> u64 {
+        let s = self.effective_sample_size(n);
+        product(&[s, s, elem])
+            .saturating_add(self.inner().memory_estimate(s, d, elem))
+            .saturating_add(product(&[n, 24]))
+    }
+}
+
 impl<D> Fit<D> for Clara
 where
     D: Dissimilarity,
@@ -157,6 +169,14 @@ where
                 format!("must be at least k = {}", self.k),
             ));
         }
+        check_fit(
+            self,
+            self.name(),
+            n,
+            0,
+            size_of::<D::Value>(),
+            "use a smaller --sample-size",
+        )?;
         let mut rng = StdRng::seed_from_u64(self.seed);
         // (full-data loss, medoids, labels) of the best sample so far.
         let mut best: Option<(LossOf<D>, Vec<usize>, Vec<usize>)> = None;

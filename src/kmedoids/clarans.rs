@@ -14,6 +14,7 @@ use crate::data::validate::check_k;
 use crate::dissim::Dissimilarity;
 use crate::error::{Error, Result};
 use crate::estimator::{Fit, Progress, ProgressFn};
+use crate::memory::{check_fit, product, MemoryEstimate};
 use num_traits::ToPrimitive;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -109,6 +110,13 @@ impl Clarans {
     }
 }
 
+impl MemoryEstimate for Clarans {
+    /// The current and best assignments with their nearest and second-nearest caches.
+    fn memory_estimate(&self, n: usize, _d: usize, elem: usize) -> u64 {
+        product(&[n, 2, 40 + 2 * elem]).saturating_add(product(&[self.k, 16]))
+    }
+}
+
 impl<D> Fit<D> for Clarans
 where
     D: Dissimilarity,
@@ -130,6 +138,14 @@ where
         if !(self.maxneighbor > 0.0 && self.maxneighbor.is_finite()) {
             return Err(Error::param("maxneighbor", self.maxneighbor, "must be positive"));
         }
+        check_fit(
+            self,
+            self.name(),
+            n,
+            0,
+            size_of::<D::Value>(),
+            "use fasterclara (medoids from samples)",
+        )?;
         if self.k == 1 {
             // Solved exactly: the point with the smallest distance sum.
             return super::KMedoids::fasterpam(1).seed(self.seed).fit(d);

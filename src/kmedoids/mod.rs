@@ -31,6 +31,7 @@ use crate::data::validate::check_k;
 use crate::dissim::{DissimValue, Dissimilarity};
 use crate::error::{Error, Result};
 use crate::estimator::{Clustering, Fit, ProgressFn};
+use crate::memory::{check_fit, product, MemoryEstimate};
 use crate::metric::Metric;
 use crate::scalar::Scalar;
 use ndarray::ArrayView2;
@@ -365,6 +366,14 @@ impl<L: Loss> Clustering for KMedoidsModel<L> {
     }
 }
 
+impl MemoryEstimate for KMedoids {
+    /// Per point the nearest and second-nearest medoid with their dissimilarities (and the
+    /// labels), per thread the k removal-loss deltas; the dissimilarity is the caller's.
+    fn memory_estimate(&self, n: usize, _d: usize, elem: usize) -> u64 {
+        product(&[n, 40 + 2 * elem]).saturating_add(product(&[self.k, 16, rayon::current_num_threads() + 1]))
+    }
+}
+
 impl<D> Fit<D> for KMedoids
 where
     D: Dissimilarity,
@@ -373,6 +382,15 @@ where
     type Model = KMedoidsModel<<D::Value as KValue>::Loss>;
 
     fn fit(&self, d: &D) -> Result<Self::Model> {
+        self.validate(d.len())?;
+        check_fit(
+            self,
+            self.name(),
+            d.len(),
+            0,
+            size_of::<D::Value>(),
+            "use fasterclara (medoids from samples)",
+        )?;
         let initial = self.initial_medoids(d)?;
         let mut medoids = initial.clone();
         let mut rng = <rand::rngs::StdRng as rand::SeedableRng>::seed_from_u64(self.seed ^ 0x5eed_5a17);

@@ -492,7 +492,6 @@ mod float_tests {
                 x.view(),
                 &crate::MetricKind::Euclidean,
                 &crate::CpuBackend::default(),
-                u64::MAX,
             )
             .unwrap();
             let mut medoids = rand::seq::index::sample(&mut rng, n, k).into_vec();

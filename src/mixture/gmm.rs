@@ -27,6 +27,7 @@ use crate::error::{Error, Result};
 use crate::estimator::{Clustering, Fit, Predict, Progress, ProgressFn};
 use crate::kmeans::{kmeans_plus_plus_indices, KMeans};
 use crate::linalg::{argmax_rows, cholesky_lower, gemm_abt, gram_add, invert_lower};
+use crate::memory::{check_fit, product, MemoryEstimate};
 use crate::scalar::Scalar;
 use ndarray::{s, Array1, Array2, Array3, ArrayView2, Axis, Zip};
 use rand::rngs::StdRng;
@@ -740,11 +741,37 @@ impl Predict<ArrayView2<'_, f64>> for GaussianMixtureModel {
     }
 }
 
+impl MemoryEstimate for GaussianMixture {
+    /// The n × k log-probabilities and responsibilities (three live at once in EM), per-point
+    /// norms and labels, the covariances with their Cholesky factors, the f64 copy of f32
+    /// data, and the k-means run of the default initialisation.
+    fn memory_estimate(&self, n: usize, d: usize, elem: usize) -> u64 {
+        let k = self.k;
+        let covariances = match self.covariance_type {
+            CovarianceType::Full => product(&[3, k, d, d, 8]),
+            CovarianceType::Tied => product(&[3, d, d, 8]),
+            CovarianceType::Diag | CovarianceType::Spherical => product(&[3, k, d, 8]),
+        };
+        let copy = if elem < 8 { product(&[n, d, 8]) } else { 0 };
+        let init = match self.init {
+            GmmInit::KMeans => KMeans::new(k).n_init(1).memory_estimate(n, d, 8),
+            _ => 0,
+        };
+        product(&[n, k + 1, 3 * 8])
+            .saturating_add(covariances)
+            .saturating_add(copy)
+            .saturating_add(init)
+    }
+}
+
+const GMM_HINT: &str = "use --covariance-type diag or spherical, a smaller k, or minibatch-kmeans";
+
 impl Fit<ArrayView2<'_, f64>> for GaussianMixture {
     type Model = GaussianMixtureModel;
 
     fn fit(&self, x: &ArrayView2<'_, f64>) -> Result<GaussianMixtureModel> {
         self.validate(*x)?;
+        check_fit(self, "a Gaussian mixture", x.nrows(), x.ncols(), 8, GMM_HINT)?;
         let x = crate::data::standard_layout(*x);
         let x = x.view();
         let (n_init, start_bound) = match &self.init {
@@ -803,6 +830,10 @@ impl Fit<ArrayView2<'_, f32>> for GaussianMixture {
     type Model = GaussianMixtureModel;
     /// Fits in f64 on a converted copy of the data.
     fn fit(&self, x: &ArrayView2<'_, f32>) -> Result<GaussianMixtureModel> {
+        if self.k <= x.nrows() {
+            // (a bad k is reported by the f64 fit's validation)
+            check_fit(self, "a Gaussian mixture", x.nrows(), x.ncols(), 4, GMM_HINT)?;
+        }
         let x64 = x.mapv(f64::from);
         self.fit(&x64.view())
     }

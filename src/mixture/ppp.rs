@@ -29,6 +29,7 @@ use crate::error::{Error, Result};
 use crate::estimator::{Clustering, Fit, Progress, ProgressFn};
 use crate::eval::adjusted_rand_index;
 use crate::kmeans::KMeans;
+use crate::memory::{check_fit, product, MemoryEstimate};
 use crate::mixture::gmm::{CovarianceType, GaussianMixture, GaussianMixtureModel, GmmInit};
 use ndarray::{Array2, ArrayView2};
 use rand::rngs::StdRng;
@@ -314,11 +315,27 @@ impl Clustering for PppModel {
     }
 }
 
+impl MemoryEstimate for Ppp {
+    /// The labels of every run and every k kept for the table, plus the largest k-means and
+    /// Gaussian mixture fitted (at `k_max`, its k-means initialisation included), and the f64
+    /// copy of f32 data.
+    fn memory_estimate(&self, n: usize, d: usize, elem: usize) -> u64 {
+        let ks = self.k_max.saturating_sub(self.k_min) + 1;
+        let gmm = GaussianMixture::new(self.k_max).covariance_type(self.covariance_type);
+        product(&[ks + self.n_runs, n, 16])
+            .saturating_add(KMeans::new(self.k_max).memory_estimate(n, d, 8))
+            .saturating_add(gmm.memory_estimate(n, d, elem))
+    }
+}
+
+const PPP_HINT: &str = "use a smaller --k-max or --seeds, or gmm with a fixed k";
+
 impl Fit<ArrayView2<'_, f64>> for Ppp {
     type Model = PppModel;
 
     fn fit(&self, x: &ArrayView2<'_, f64>) -> Result<PppModel> {
         self.validate(*x)?;
+        check_fit(self, "PPP", x.nrows(), x.ncols(), 8, PPP_HINT)?;
         let x = crate::data::standard_layout(*x);
         let x = x.view();
         let mut rng = StdRng::seed_from_u64(self.seed);
@@ -362,6 +379,10 @@ impl Fit<ArrayView2<'_, f32>> for Ppp {
     type Model = PppModel;
     /// Fits in f64 on a converted copy of the data.
     fn fit(&self, x: &ArrayView2<'_, f32>) -> Result<PppModel> {
+        if self.k_max <= x.nrows() {
+            // (a bad k range is reported by the f64 fit's validation)
+            check_fit(self, "PPP", x.nrows(), x.ncols(), 4, PPP_HINT)?;
+        }
         let x64: Array2<f64> = x.mapv(f64::from);
         self.fit(&x64.view())
     }

@@ -59,6 +59,12 @@ fn compute<F: Scalar>(a: &Args, metric: MetricKind) -> CliResult {
     let (n, d) = x.dim();
     let bar = progress_bar(n as u64, "distances", &a.output);
     let t1 = Instant::now();
+    let rows = STEP_ROWS.min(n);
+    clustr::memory::check(
+        || format!("a {rows} x {n} block of distances"),
+        clustr::memory::product(&[rows, n, size_of::<F>()]),
+        "use a medoid method with an on-the-fly dissimilarity (fasterclara) instead of the full matrix",
+    )?;
     let (backend_name, threads) = a.exec.run(|backend| {
         let mut writer = NpyWriter::<F>::create(&a.out, n, n)?;
         let mut block = Array2::<F>::zeros((STEP_ROWS.min(n), n));

@@ -86,9 +86,6 @@ pub struct KpkmArgs {
     /// Gaussian kernel bandwidth: a number or median (the median heuristic).
     #[arg(long, default_value = "median")]
     sigma: String,
-    /// Largest kernel matrix allowed, in MiB.
-    #[arg(long, default_value_t = 4096)]
-    max_memory_mib: u64,
 }
 
 #[derive(clap::Args)]
@@ -188,7 +185,6 @@ pub fn run_kpkm(a: KpkmArgs) -> CliResult {
         .kernel(Kernel::Gaussian(bandwidth(&a.sigma)?))
         .schedule(p.schedule())
         .init(p.init()?)
-        .memory_limit(a.max_memory_mib << 20)
         .seed(p.algo.seed);
     fn go<F: Scalar>(p: &PowerArgs, params: Kpkm) -> CliResult {
         run_with::<F, _>(

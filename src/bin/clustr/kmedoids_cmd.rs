@@ -8,7 +8,6 @@ use crate::harness::{
     iteration_bar, load_points, secs, AlgoArgs, CliError, CliResult, Dtype, ExecArgs, OutputArgs, Report,
 };
 use clustr::data::read_matrix;
-use clustr::dissim::memory_budget;
 use clustr::kmedoids::{Clara, Clarans, Init, KMedoids, KMedoidsModel, KValue};
 use clustr::Backend as _;
 use clustr::{DenseMatrix, Dissimilarity, Fit, MetricKind, OnTheFly, ProgressFn, Scalar};
@@ -182,8 +181,7 @@ fn fit<F: Scalar + KValue<Loss = f64>>(method: &str, algo: Algo, a: &Args) -> Cl
                 let (model, fit_s, sil) = fit_on(&algo, &otf, progress, a.silhouette)?;
                 (model, Some(x.ncols()), 0.0, fit_s, sil)
             } else {
-                let dm = DenseMatrix::from_points(x.view(), &metric, backend, memory_budget())
-                    .map_err(prefixed)?;
+                let dm = DenseMatrix::from_points(x.view(), &metric, backend).map_err(prefixed)?;
                 let dist_s = secs(t0);
                 let (model, fit_s, sil) = fit_on(&algo, &dm, progress, a.silhouette)?;
                 (model, Some(x.ncols()), dist_s, fit_s, sil)

@@ -24,6 +24,14 @@ use std::process::ExitCode;
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// Memory a run may use, such as 512M or 4G (default: 80% of the available memory); above
+    /// it a run stops before allocating, with its estimate and what to use instead.
+    #[arg(long, global = true, value_parser = max_memory)]
+    max_memory: Option<u64>,
+}
+
+fn max_memory(s: &str) -> Result<u64, String> {
+    clustr::memory::parse_size(s).map_err(|e| e.to_string())
 }
 
 #[derive(Subcommand)]
@@ -107,6 +115,7 @@ fn main() -> ExitCode {
             return harness::fail(&harness::CliError::usage(first_line(&e.to_string())));
         }
     };
+    clustr::memory::set_max_memory(cli.max_memory);
     let result = match cli.command {
         Command::Distances(a) => distances::run(a),
         Command::Eval(a) => eval_cmd::run(a),

@@ -1,0 +1,148 @@
+//! Memory estimates, checked before a fit allocates.
+//!
+//! Every algorithm implements [`MemoryEstimate`]: the bytes its fit allocates for `n` points of
+//! dimension `d` (input excluded), from its parameters alone. Each fit calls [`check`] before
+//! its first large allocation; above [`max_memory`] it returns [`Error::TooLarge`] with the
+//! estimate and the algorithm to use instead. The estimates count the terms that grow with
+//! n, k, d or the feature count (labels, bounds, responsibilities, matrices, per-thread partial
+//! sums); constant overheads are ignored. DBSCAN and OPTICS query neighbourhoods one point at
+//! a time without storing them, so their estimate is the index and the per-point arrays.
+//!
+//! The limit is process-wide: 80% of the memory the system reports as available, unless set
+//! with [`set_max_memory`] (the CLI's `--max-memory`).
+
+use crate::error::{Error, Result};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// The bytes a fit needs, from its parameters and the input's shape.
+pub trait MemoryEstimate {
+    /// Bytes allocated by a fit on `n` points of dimension `d` with `elem_bytes`-byte elements
+    /// (4 for f32, 8 for f64), the input itself excluded. For fits on a dissimilarity `d` is 0
+    /// and `elem_bytes` is the size of one dissimilarity.
+    fn memory_estimate(&self, n: usize, d: usize, elem_bytes: usize) -> u64;
+}
+
+/// 0 = not set (use the available memory).
+static MAX_MEMORY: AtomicU64 = AtomicU64::new(0);
+
+/// Sets the process-wide limit (`None` = 80% of the available memory).
+pub fn set_max_memory(bytes: Option<u64>) {
+    MAX_MEMORY.store(bytes.map_or(0, |b| b.max(1)), Ordering::Relaxed);
+}
+
+/// The limit checked by every fit: the value set with [`set_max_memory`], else 80% of the
+/// memory the system reports as available (`MemAvailable` in /proc/meminfo), or 8 GiB where
+/// that cannot be read.
+pub fn max_memory() -> u64 {
+    match MAX_MEMORY.load(Ordering::Relaxed) {
+        0 => available(),
+        b => b,
+    }
+}
+
+fn available() -> u64 {
+    let avail = std::fs::read_to_string("/proc/meminfo").ok().and_then(|s| {
+        s.lines()
+            .find(|l| l.starts_with("MemAvailable:"))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|kb| kb.parse::<u64>().ok())
+            .map(|kb| kb * 1024)
+    });
+    avail.map_or(8 << 30, |b| b / 5 * 4)
+}
+
+/// Returns [`Error::TooLarge`] when `needed` exceeds [`max_memory`]; `what` says what was to
+/// be allocated, `hint` what to use instead.
+pub fn check(what: impl FnOnce() -> String, needed: u64, hint: &str) -> Result<()> {
+    let limit = max_memory();
+    if needed > limit {
+        return Err(Error::TooLarge {
+            what: what(),
+            needed,
+            limit,
+            hint: hint.into(),
+        });
+    }
+    Ok(())
+}
+
+/// Checks `params`' estimate for an input of `n` × `d` elements of `elem_bytes` bytes.
+pub fn check_fit(
+    params: &impl MemoryEstimate,
+    algorithm: &str,
+    n: usize,
+    d: usize,
+    elem_bytes: usize,
+    hint: &str,
+) -> Result<()> {
+    let needed = params.memory_estimate(n, d, elem_bytes);
+    let dtype = if elem_bytes == 4 { "f32" } else { "f64" };
+    check(
+        || {
+            if d == 0 {
+                format!("{algorithm} on {n} objects")
+            } else {
+                format!("{algorithm} on {n} x {d} {dtype} points")
+            }
+        },
+        needed,
+        hint,
+    )
+}
+
+/// `a · b · c …` in u64, saturating (estimates never overflow into small numbers).
+pub fn product(terms: &[usize]) -> u64 {
+    terms.iter().fold(1u64, |acc, &t| acc.saturating_mul(t as u64))
+}
+
+/// Parses a size such as `512M`, `4G`, `1.5GiB`, `100000` (bytes); K/M/G/T are powers of 1024.
+pub fn parse_size(s: &str) -> Result<u64> {
+    let bad = || Error::param("max-memory", s, "a size such as 512M, 4G or 1.5GiB");
+    let t = s.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let v: f64 = num.parse().map_err(|_| bad())?;
+    let shift = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 0,
+        "k" | "kb" | "kib" => 10,
+        "m" | "mb" | "mib" => 20,
+        "g" | "gb" | "gib" => 30,
+        "t" | "tb" | "tib" => 40,
+        _ => return Err(bad()),
+    };
+    let bytes = v * (1u64 << shift) as f64;
+    if !bytes.is_finite() || bytes < 1.0 || bytes > u64::MAX as f64 {
+        return Err(bad());
+    }
+    Ok(bytes as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_parse() {
+        assert_eq!(parse_size("100000").unwrap(), 100_000);
+        assert_eq!(parse_size("512M").unwrap(), 512 << 20);
+        assert_eq!(parse_size("4G").unwrap(), 4 << 30);
+        assert_eq!(parse_size("1.5GiB").unwrap(), 3 << 29);
+        assert_eq!(parse_size("2 kb").unwrap(), 2048);
+        for bad in ["", "G", "-1G", "0", "1.2.3M", "4Q", "nan"] {
+            assert!(parse_size(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn products_saturate() {
+        assert_eq!(product(&[3, 4, 8]), 96);
+        assert_eq!(product(&[usize::MAX, usize::MAX]), u64::MAX);
+    }
+
+    #[test]
+    fn the_default_limit_is_positive() {
+        assert!(max_memory() > 0);
+    }
+}
