@@ -175,6 +175,7 @@ impl Blobs {
         if self.n_features == 0 {
             return Err(Error::param("n_features", 0, "must be at least 1"));
         }
+        check_memory(n, self.n_features)?;
         if self.cluster_std.len() != k {
             return Err(Error::ShapeMismatch {
                 what: "cluster_std per cluster".into(),
@@ -232,6 +233,16 @@ impl Blobs {
     }
 }
 
+/// Refuses a data set of `n` × `d` points above the memory limit (points, labels and the
+/// generator's temporaries).
+fn check_memory(n: usize, d: usize) -> Result<()> {
+    crate::memory::check(
+        || format!("generating {n} x {d} points"),
+        crate::memory::product(&[n, d + 1, 16]),
+        "generate fewer points (--n)",
+    )
+}
+
 fn check_n(n: usize, min: usize) -> Result<()> {
     if n < min {
         return Err(Error::param("n", n, format!("must be at least {min}")));
@@ -251,6 +262,7 @@ fn linspace(a: f64, b: f64, n: usize, endpoint: bool) -> impl Iterator<Item = f6
 /// Two interleaving half circles (scikit-learn's `make_moons`), with Gaussian noise.
 pub fn moons(n: usize, noise: f64, seed: u64) -> Result<Dataset> {
     check_n(n, 2)?;
+    check_memory(n, 2)?;
     check_positive("noise", noise)?;
     let (n_out, n_in) = (n / 2, n - n / 2);
     let mut rng = StdRng::seed_from_u64(seed);
@@ -266,6 +278,7 @@ pub fn moons(n: usize, noise: f64, seed: u64) -> Result<Dataset> {
 /// radius in (0, 1).
 pub fn circles(n: usize, noise: f64, factor: f64, seed: u64) -> Result<Dataset> {
     check_n(n, 2)?;
+    check_memory(n, 2)?;
     check_positive("noise", noise)?;
     if !(factor > 0.0 && factor < 1.0) {
         return Err(Error::param("factor", factor, "must be in (0, 1)"));
@@ -299,6 +312,7 @@ pub fn uniform(n: usize, d: usize, low: f64, high: f64, seed: u64) -> Result<Dat
     if d == 0 {
         return Err(Error::param("n_features", 0, "must be at least 1"));
     }
+    check_memory(n, d)?;
     if !(low.is_finite() && high.is_finite() && low < high) {
         return Err(Error::param(
             "range",
@@ -358,11 +372,15 @@ impl GeoHotspots {
 
     /// Draws the points.
     pub fn generate(&self) -> Result<Dataset> {
-        let n = self.n_hotspots * self.points_per_hotspot + self.n_noise;
+        let n = self
+            .n_hotspots
+            .saturating_mul(self.points_per_hotspot)
+            .saturating_add(self.n_noise);
         if self.n_hotspots == 0 {
             return Err(Error::param("k", 0, "the number of hotspots must be at least 1"));
         }
         check_n(self.points_per_hotspot, 1)?;
+        check_memory(n, 2)?;
         check_positive("segment_km", self.segment_km)?;
         check_positive("spread_km", self.spread_km)?;
         let (la0, la1, lo0, lo1) = self.bbox;

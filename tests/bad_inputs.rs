@@ -1,4 +1,5 @@
-//! The bad-input matrix (issue #9): every clustering subcommand against each bad input. A bad
+//! The bad-input matrix (issue #9): every clustering subcommand against each bad input, and
+//! `eval` and `datasets export` against theirs. A bad
 //! input must give exit code 2, a one-line message naming the problem, and no output file; an
 //! input with a documented result (k above the distinct points, a zero-variance column, a
 //! single point) must either succeed with its output written whole or fail that same clean
@@ -390,6 +391,181 @@ fn every_subcommand_refuses_bad_input_cleanly() {
             if let Some(why) = judge(d, &args, "out.npy", true, needle) {
                 failures.push(format!("{} / {case}: {why}", sub.name));
             }
+        }
+    }
+    // eval: bad label, truth, data and matrix files (it writes no file).
+    for (name, text) in [
+        ("l3.csv", "0\n1\n1\n"),
+        ("l2.csv", "0\n1\n"),
+        ("ltext.csv", "0\nx\n1\n"),
+        ("lnan.csv", "0\nNaN\n1\n"),
+        ("lfrac.csv", "1.5\n2\n3\n"),
+        ("d3.csv", "0,0\n1,1\n5,5\n"),
+        ("d3nan.csv", "0,0\n1,NaN\n5,5\n"),
+        ("m3asym.csv", "0,1,2\n1,0,3\n2,9,0\n"),
+        ("m3neg.csv", "0,1,-2\n1,0,3\n-2,3,0\n"),
+        ("med.csv", "0\n7\n"),
+    ] {
+        std::fs::write(d.join(name), text).unwrap();
+    }
+    let eval_cases: &[(&str, &[&str], &str)] = &[
+        (
+            "empty labels",
+            &["--labels", "empty.csv", "--truth", "l3.csv"],
+            "no labels",
+        ),
+        (
+            "missing labels",
+            &["--labels", "nope.csv", "--truth", "l3.csv"],
+            "nope.csv",
+        ),
+        (
+            "truncated .npy labels",
+            &["--labels", "trunc.npy", "--truth", "l3.csv"],
+            "trunc.npy",
+        ),
+        (
+            "text cell among numbers",
+            &["--labels", "ltext.csv", "--truth", "l3.csv"],
+            "line 2",
+        ),
+        ("NaN label", &["--labels", "lnan.csv", "--truth", "l3.csv"], "NaN"),
+        (
+            "fractional label",
+            &["--labels", "lfrac.csv", "--truth", "l3.csv"],
+            "1.5",
+        ),
+        (
+            "labels vs truth length",
+            &["--labels", "l3.csv", "--truth", "l2.csv"],
+            "expected 2, got 3",
+        ),
+        (
+            "NaN in data",
+            &["--labels", "l3.csv", "--data", "d3nan.csv"],
+            "row 1, column 1",
+        ),
+        (
+            "labels vs data rows",
+            &["--labels", "l2.csv", "--data", "d3.csv"],
+            "expected 3, got 2",
+        ),
+        (
+            "non-square matrix",
+            &["--labels", "l2.csv", "--precomputed", "nonsquare.csv"],
+            "square",
+        ),
+        (
+            "asymmetric matrix",
+            &["--labels", "l3.csv", "--precomputed", "m3asym.csv"],
+            "symmetric",
+        ),
+        (
+            "negative dissimilarity",
+            &["--labels", "l3.csv", "--precomputed", "m3neg.csv"],
+            "negative",
+        ),
+        (
+            "medoid out of range",
+            &["--labels", "l3.csv", "--data", "d3.csv", "--medoids", "med.csv"],
+            "medoid",
+        ),
+        (
+            "unknown metric",
+            &["--labels", "l3.csv", "--data", "d3.csv", "--metric", "nope"],
+            "metric",
+        ),
+        (
+            "nothing to evaluate",
+            &["--labels", "l3.csv"],
+            "nothing to evaluate",
+        ),
+    ];
+    for (case, args, needle) in eval_cases {
+        count += 1;
+        let args: Vec<String> = std::iter::once("eval")
+            .chain(args.iter().copied())
+            .map(String::from)
+            .collect();
+        if let Some(why) = judge(d, &args, "none", true, needle) {
+            failures.push(format!("eval / {case}: {why}"));
+        }
+    }
+    // datasets export: bad parameters and outputs (neither output may be left behind).
+    let export_cases: &[(&str, &[&str], &str)] = &[
+        ("unknown data set", &["nope", "--out", "o.csv"], "nope"),
+        ("k = 0", &["blobs", "--k", "0", "--out", "o.csv"], "k = 0"),
+        (
+            "k > n",
+            &["blobs", "--k", "20", "--n", "10", "--out", "o.csv"],
+            "k = 20",
+        ),
+        ("n = 0", &["moons", "--n", "0", "--out", "o.csv"], "n = 0"),
+        (
+            "zero dimension",
+            &["uniform", "--d", "0", "--out", "o.csv"],
+            "n_features",
+        ),
+        (
+            "negative std",
+            &["blobs", "--std=-1", "--out", "o.csv"],
+            "cluster_std",
+        ),
+        (
+            "negative noise",
+            &["moons", "--noise=-1", "--out", "o.csv"],
+            "noise",
+        ),
+        (
+            "factor out of range",
+            &["circles", "--factor", "2", "--out", "o.csv"],
+            "factor",
+        ),
+        (
+            "noise fraction >= 1",
+            &["geo_hotspots", "--noise", "1", "--out", "o.csv"],
+            "noise",
+        ),
+        (
+            "too many points",
+            &["blobs", "--n", "10000000000000", "--out", "o.csv"],
+            "fewer points",
+        ),
+        (
+            "output in a missing directory",
+            &["iris", "--out", "nope/o.csv"],
+            "cannot create the file",
+        ),
+        (
+            "output under a file",
+            &["iris", "--out", "good.csv/o.csv"],
+            "cannot create the file",
+        ),
+        (
+            "output in a read-only directory",
+            &["iris", "--out", "/sys/o.csv"],
+            "cannot create the file",
+        ),
+        (
+            "labels output in a missing directory",
+            &["iris", "--out", "o.csv", "--labels-out", "nope/l.csv"],
+            "cannot create the file",
+        ),
+        (
+            "same file twice",
+            &["iris", "--out", "o.csv", "--labels-out", "o.csv"],
+            "two outputs",
+        ),
+    ];
+    for (case, args, needle) in export_cases {
+        count += 1;
+        let args: Vec<String> = ["datasets", "export"]
+            .iter()
+            .chain(args.iter())
+            .map(|s| s.to_string())
+            .collect();
+        if let Some(why) = judge(d, &args, "o.csv", true, needle) {
+            failures.push(format!("datasets export / {case}: {why}"));
         }
     }
     println!("bad-input matrix: {count} cases, {} failures", failures.len());

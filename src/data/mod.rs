@@ -66,8 +66,10 @@ pub fn read_matrix<F: Scalar>(path: impl AsRef<Path>) -> Result<Array2<F>> {
 }
 
 /// Reads labels: a 1-D integer .npy, or a text file with one column (or a column named
-/// `label`, `labels`, `target`, `class` or `cluster`). Text labels are numbered by first
-/// appearance.
+/// `label`, `labels`, `target`, `class` or `cluster`). Integer labels (also written as
+/// integral floats, `1.0`) are kept; a file of names is numbered by first appearance. A file
+/// of numbers with a cell that is not an integer (`x`, `NaN`, `1.5`) is an error naming its
+/// line, not a set of names.
 pub fn read_labels(path: impl AsRef<Path>) -> Result<Vec<i64>> {
     let path = path.as_ref();
     match FileKind::of(path)? {
@@ -122,12 +124,27 @@ pub fn read_labels(path: impl AsRef<Path>) -> Result<Vec<i64>> {
                         format!("expected {} fields, found {}", names.len(), cells.len()),
                     )
                 })?;
-                raw.push(cell.clone());
+                raw.push((i + 1, cell.clone()));
             }
             if raw.is_empty() {
                 return Err(Error::parse(path, None, None, "file has no labels"));
             }
-            Ok(self::csv::factorize(&raw))
+            if raw.iter().all(|(_, c)| c.parse::<f64>().is_err()) {
+                let names: Vec<String> = raw.into_iter().map(|(_, c)| c).collect();
+                return Ok(self::csv::factorize(&names));
+            }
+            raw.iter()
+                .map(|(line, c)| match (c.parse::<i64>(), c.parse::<f64>()) {
+                    (Ok(v), _) => Ok(v),
+                    (_, Ok(v)) if v.is_finite() && v.fract() == 0.0 && v.abs() < 9.0e18 => Ok(v as i64),
+                    _ => Err(Error::parse(
+                        path,
+                        Some(*line),
+                        None,
+                        format!("label {c:?} is not an integer (the other labels are numbers)"),
+                    )),
+                })
+                .collect()
         }
     }
 }
@@ -138,6 +155,12 @@ pub fn atomic_write(path: &Path, write: impl FnOnce(&mut File) -> Result<()>) ->
     let mut tmp = temp_beside(path)?;
     write(tmp.as_file_mut())?;
     tmp.persist(path)
+}
+
+/// Whether a file can be created at `path` (its folder exists and is writable), checked by
+/// creating and removing a temporary file beside it; the error names `path`.
+pub fn check_writable(path: &Path) -> Result<()> {
+    temp_beside(path).map(drop)
 }
 
 /// Temporary output files being written, so that an interrupted run can remove them
@@ -297,6 +320,27 @@ mod tests {
         let p = dir.path().join("plain.txt");
         std::fs::write(&p, "3\n3\n5\n").unwrap();
         assert_eq!(read_labels(&p).unwrap(), vec![3, 3, 5]);
+        std::fs::write(&p, "1.0\n-1.0\n9223372036854775807\n").unwrap();
+        assert_eq!(read_labels(&p).unwrap(), vec![1, -1, i64::MAX]);
+    }
+
+    /// A file of numbers with one bad cell is an error on its line, not a file of names.
+    #[test]
+    fn a_bad_cell_among_numeric_labels_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("l.csv");
+        for (text, line) in [
+            ("0\nx\n1\n", 2),
+            ("0\n1\nNaN\n", 3),
+            ("1.5\n2\n", 1),
+            ("2\ninf\n", 2),
+        ] {
+            std::fs::write(&p, text).unwrap();
+            match read_labels(&p) {
+                Err(Error::Parse { line: Some(l), .. }) => assert_eq!(l, line, "{text:?}"),
+                r => panic!("{text:?}: {r:?}"),
+            }
+        }
     }
 
     #[test]

@@ -551,6 +551,7 @@ impl MemoryEstimate for RffKpkm {
 impl<F: Scalar> Fit<ArrayView2<'_, F>> for RffKpkm {
     type Model = RffKpkmModel<F>;
     fn fit(&self, x: &ArrayView2<'_, F>) -> Result<RffKpkmModel<F>> {
+        crate::data::validate::check_points(*x)?;
         crate::data::validate::check_k(self.k, x.nrows())?;
         if self.n_features > 0 {
             // (no features is reported by the feature map)

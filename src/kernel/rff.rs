@@ -46,7 +46,7 @@ impl Bandwidth {
     }
 
     /// Bytes [`Bandwidth::resolve`] allocates for `n` points: the median heuristic's pairwise
-    /// distances of its sample (collected in parallel, so counted twice).
+    /// distances of its sample (s(s − 1)/2 values, bounded by s²).
     pub fn memory_estimate(self, n: usize) -> u64 {
         match self {
             Bandwidth::Given(_) => 0,
@@ -69,13 +69,21 @@ pub fn median_distance<F: Scalar>(x: ArrayView2<F>, sample: usize, seed: u64) ->
         .iter()
         .map(|&i| x.row(i).iter().map(|v| v.to_f64_exact()).collect())
         .collect();
-    let mut d: Vec<f64> = (0..rows.len())
-        .into_par_iter()
-        .flat_map_iter(|i| {
-            let rows = &rows;
-            (i + 1..rows.len()).map(move |j| f64::sqeuclidean(&rows[i], &rows[j]).sqrt())
-        })
-        .collect();
+    // All pairs i < j, row by row, written in place (one allocation of s(s − 1)/2 values).
+    let s = rows.len();
+    let mut d = vec![0.0; s * s.saturating_sub(1) / 2];
+    let mut parts: Vec<(usize, &mut [f64])> = Vec::with_capacity(s);
+    let mut rest = d.as_mut_slice();
+    for i in 0..s {
+        let (part, tail) = rest.split_at_mut(s - 1 - i);
+        parts.push((i, part));
+        rest = tail;
+    }
+    parts.into_par_iter().for_each(|(i, part)| {
+        for (out, j) in part.iter_mut().zip(i + 1..s) {
+            *out = f64::sqeuclidean(&rows[i], &rows[j]).sqrt();
+        }
+    });
     if d.is_empty() {
         return 0.0;
     }

@@ -14,7 +14,7 @@ mod kmeans_cmd;
 mod kmedoids_cmd;
 mod mixture_cmd;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use std::process::ExitCode;
 
 /// Scalable clustering: k-medoids, k-means and Gaussian mixtures, DBSCAN/OPTICS, kernel
@@ -28,6 +28,34 @@ struct Cli {
     /// it a run stops before allocating, with its estimate and what to use instead.
     #[arg(long, global = true, value_parser = max_memory)]
     max_memory: Option<u64>,
+}
+
+/// Every output file of the command (`--out`, `--*-out`, `--plot`) can be created, and no two
+/// are the same, checked before any work: a run with several outputs never writes some and
+/// then fails on another.
+fn check_outputs(m: &clap::ArgMatches) -> harness::CliResult {
+    let mut seen: Vec<&std::path::PathBuf> = Vec::new();
+    let mut level = Some(m);
+    while let Some(m) = level {
+        for id in m.ids() {
+            let name = id.as_str();
+            if !(name == "out" || name == "plot" || name.ends_with("_out")) {
+                continue;
+            }
+            if let Ok(Some(path)) = m.try_get_one::<std::path::PathBuf>(name) {
+                if seen.contains(&path) {
+                    return Err(harness::CliError::usage(format!(
+                        "{}: given for two outputs",
+                        path.display()
+                    )));
+                }
+                clustr::data::check_writable(path)?;
+                seen.push(path);
+            }
+        }
+        level = m.subcommand().map(|(_, sub)| sub);
+    }
+    Ok(())
 }
 
 fn max_memory(s: &str) -> Result<u64, String> {
@@ -97,8 +125,11 @@ fn main() -> ExitCode {
         eprintln!("clustr: interrupted; no output written");
         std::process::exit(130);
     });
-    let cli = match Cli::try_parse() {
-        Ok(cli) => cli,
+    let parsed = Cli::command()
+        .try_get_matches()
+        .and_then(|m| Cli::from_arg_matches(&m).map(|cli| (cli, m)));
+    let (cli, matches) = match parsed {
+        Ok(parsed) => parsed,
         Err(e) => {
             use clap::error::ErrorKind::*;
             if matches!(
@@ -116,6 +147,9 @@ fn main() -> ExitCode {
         }
     };
     clustr::memory::set_max_memory(cli.max_memory);
+    if let Err(e) = check_outputs(&matches) {
+        return harness::fail(&e);
+    }
     let result = match cli.command {
         Command::Distances(a) => distances::run(a),
         Command::Eval(a) => eval_cmd::run(a),
