@@ -486,3 +486,32 @@ fn random_start_medians() {
         );
     }
 }
+
+/// A CLARA sample with fewer than k distinct objects is skipped, not an error: the data have
+/// k distinct points even though most samples of mostly duplicated points do not.
+#[test]
+fn clara_skips_samples_with_too_few_distinct_points() {
+    use clustr::kmedoids::Clara;
+    let mut rows = vec![[0.0, 0.0]; 20];
+    rows.extend([[5.0, 5.0], [10.0, 10.0]]);
+    let x = ndarray::Array2::from_shape_fn((rows.len(), 2), |(i, j)| rows[i][j]);
+    let d = OnTheFly::new(x.view(), MetricKind::Euclidean).unwrap();
+    let m = Clara::fasterclara(3)
+        .sample_size(8)
+        .samples(30)
+        .seed(4)
+        .fit(&d)
+        .unwrap();
+    let mut medoid_points: Vec<[f64; 2]> = m.medoids.iter().map(|&i| rows[i]).collect();
+    medoid_points.sort_by(|a, b| a[0].total_cmp(&b[0]));
+    assert_eq!(medoid_points, vec![[0.0, 0.0], [5.0, 5.0], [10.0, 10.0]]);
+    assert_eq!(m.loss, 0.0);
+    // No sample with 3 distinct points: a clear error naming the sample size.
+    let e = Clara::fasterclara(3)
+        .sample_size(3)
+        .samples(1)
+        .seed(4)
+        .fit(&d)
+        .unwrap_err();
+    assert!(e.to_string().contains("sample"), "{e}");
+}

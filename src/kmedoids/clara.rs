@@ -206,7 +206,13 @@ where
                 }
             });
             let sub = DenseMatrix::new(m)?;
-            let model = self.inner().seed(self.seed.wrapping_add(t as u64)).fit(&sub)?;
+            let model = match self.inner().seed(self.seed.wrapping_add(t as u64)).fit(&sub) {
+                Ok(m) => m,
+                // A sample with fewer than k distinct objects (duplicated points) is skipped:
+                // the data may still have k; the whole data is checked by the inner method.
+                Err(Error::InvalidParameter { name: "k", .. }) if s < n => continue,
+                Err(e) => return Err(e),
+            };
             total_swaps += model.n_swaps;
             let medoids: Vec<usize> = model.medoids.iter().map(|&i| sample[i]).collect();
             let (loss, labels) = total_deviation(d, &medoids);
@@ -224,7 +230,16 @@ where
                 break; // every sample would be the whole data
             }
         }
-        let (loss, medoids, labels) = best.expect("samples >= 1");
+        let Some((loss, medoids, labels)) = best else {
+            return Err(Error::param(
+                "sample_size",
+                s,
+                format!(
+                    "each of the {} samples had fewer than k = {} distinct objects; use a larger sample",
+                    self.samples, self.k
+                ),
+            ));
+        };
         Ok(KMedoidsModel {
             initial_medoids: medoids.clone(),
             medoids,

@@ -46,9 +46,9 @@ pub fn fail(e: &CliError) -> ExitCode {
 /// Execution options: threads and backend.
 #[derive(clap::Args, Clone, Debug)]
 pub struct ExecArgs {
-    /// Worker threads (0 = one per core).
-    #[arg(long, default_value_t = 0)]
-    pub threads: usize,
+    /// Worker threads (0 = one per core; at most 1024).
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u16).range(0..=1024))]
+    pub threads: u16,
     /// Compute backend: auto, cpu or cuda.
     #[arg(long, default_value = "auto")]
     pub backend: String,
@@ -71,7 +71,7 @@ impl ExecArgs {
     pub fn run<T: Send>(&self, f: impl FnOnce(&AnyBackend) -> CliResult<T> + Send) -> CliResult<(T, usize)> {
         let backend = self.backend.parse::<BackendChoice>()?.resolve()?;
         let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(self.threads)
+            .num_threads(self.threads.into())
             .build()
             .map_err(|e| CliError {
                 code: 1,
