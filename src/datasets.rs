@@ -105,18 +105,24 @@ pub struct Blobs {
     pub shuffle: bool,
     /// Seed.
     pub seed: u64,
+    /// A k above n given to [`Blobs::new`], reported by [`Blobs::generate`] (the k sizes are
+    /// not allocated).
+    k_above_n: Option<(usize, usize)>,
 }
 
 impl Blobs {
     /// `n` points in `k` clusters of near-equal size (the first `n mod k` get one more).
     pub fn new(n: usize, k: usize) -> Self {
-        let sizes = (0..k)
+        let k_above_n = (k > n).then_some((k, n));
+        let kept = if k > n { 0 } else { k };
+        let sizes = (0..kept)
             .map(|i| n / k.max(1) + usize::from(i < n % k.max(1)))
             .collect();
         Blobs {
+            k_above_n,
             sizes,
             n_features: 2,
-            cluster_std: vec![1.0; k],
+            cluster_std: vec![1.0; kept],
             centers: None,
             center_box: (-10.0, 10.0),
             shuffle: true,
@@ -128,6 +134,7 @@ impl Blobs {
         self.cluster_std
             .resize(sizes.len(), *self.cluster_std.first().unwrap_or(&1.0));
         self.sizes = sizes;
+        self.k_above_n = None;
         self
     }
     /// Dimension.
@@ -169,6 +176,9 @@ impl Blobs {
 
     /// Draws the points.
     pub fn generate(&self) -> Result<Dataset> {
+        if let Some((k, n)) = self.k_above_n {
+            crate::data::validate::check_k(k, n)?;
+        }
         let k = self.sizes.len();
         let n: usize = self.sizes.iter().sum();
         crate::data::validate::check_k(k, n)?;
@@ -238,7 +248,7 @@ impl Blobs {
 fn check_memory(n: usize, d: usize) -> Result<()> {
     crate::memory::check(
         || format!("generating {n} x {d} points"),
-        crate::memory::product(&[n, d + 1, 16]),
+        crate::memory::product(&[n, d.saturating_add(1), 16]),
         "generate fewer points (--n)",
     )
 }

@@ -12,6 +12,7 @@
 //! - evaluation measures ([`eval`]), data I/O ([`data`]) and data sets ([`datasets`]).
 
 pub mod backend;
+pub mod comm;
 pub mod data;
 pub mod datasets;
 pub mod density;

@@ -391,3 +391,35 @@ proptest! {
         prop_assert_eq!(&one.2.objectives, &two.2.objectives);
     }
 }
+
+/// MagmaClust: the same result for 1 and 2 threads, bit for bit, under each hypothesis (the
+/// ELBO's monotonicity and the independence from task and point order are tested in
+/// src/gp/magmaclust.rs).
+#[test]
+fn magmaclust_threads() {
+    use clustr::gp::magmaclust::MagmaClust;
+    use clustr::gp::simulate::{Scenario, Simulator};
+    for (scenario, common_k, common_i) in [(Scenario::H00, true, true), (Scenario::Hki, false, false)] {
+        let sim = Simulator {
+            n_tasks: 12,
+            n_points: 10,
+            seed: 5,
+            ..Simulator::new(scenario)
+        }
+        .generate()
+        .unwrap();
+        let mut p = MagmaClust::new(3);
+        p.common_hp_k = common_k;
+        p.common_hp_i = common_i;
+        p.n_iter_max = 5;
+        let one = common::in_pool(1, || p.fit(&sim.tasks).unwrap());
+        let two = common::in_pool(2, || p.fit(&sim.tasks).unwrap());
+        assert_eq!(one.labels, two.labels);
+        let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        assert_eq!(bits(&one.elbos), bits(&two.elbos), "{scenario:?}");
+        assert_eq!(
+            bits(one.tau.as_slice().unwrap()),
+            bits(two.tau.as_slice().unwrap())
+        );
+    }
+}

@@ -20,13 +20,14 @@ pub mod minibatch;
 pub use minibatch::{MiniBatchKMeans, MiniBatchKMeansModel, RowSource};
 
 use crate::backend::{Backend, CpuBackend};
+use crate::comm::{agree, fetch_rows, single_process, Communicator, Partition, SharedComm, SingleProcess};
 use crate::data::validate::{check_k, check_points};
 use crate::error::{Error, Result};
 use crate::estimator::{Clustering, Fit, Predict, Progress, ProgressFn};
 use crate::memory::{check_fit, product, MemoryEstimate};
 use crate::metric::MetricKind;
 use crate::scalar::Scalar;
-use ndarray::{s, Array2, ArrayView2, Axis};
+use ndarray::{Array2, ArrayView2, Axis};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use rayon::prelude::*;
@@ -123,6 +124,10 @@ pub struct KMeans {
     pub algorithm: Algorithm,
     /// Progress callback (after each iteration).
     pub progress: Option<ProgressFn>,
+    /// How the processes of a distributed run combine their sums (default: one process).
+    /// Each process fits on its own slice of the rows; the centres, inertia and iterations
+    /// are the single-process ones, the labels those of the slice.
+    pub comm: SharedComm,
 }
 
 impl KMeans {
@@ -137,7 +142,13 @@ impl KMeans {
             seed: 0,
             algorithm: Algorithm::Auto,
             progress: None,
+            comm: single_process(),
         }
+    }
+    /// The communicator of a distributed run (see [`crate::comm`]).
+    pub fn communicator(mut self, comm: SharedComm) -> Self {
+        self.comm = comm;
+        self
     }
     /// Initialisation.
     pub fn init(mut self, init: KMeansInit) -> Self {
@@ -175,9 +186,9 @@ impl KMeans {
         self
     }
 
-    fn validate<F: Scalar>(&self, x: ArrayView2<F>) -> Result<()> {
+    fn validate<F: Scalar>(&self, x: ArrayView2<F>, n_global: usize) -> Result<()> {
         check_points(x)?;
-        check_k(self.k, x.nrows())?;
+        check_k(self.k, n_global)?;
         if self.n_init == Some(0) {
             return Err(Error::param("n_init", 0, "at least one run"));
         }
@@ -267,8 +278,9 @@ impl<F: Scalar> Fit<ArrayView2<'_, F>> for KMeans {
     type Model = KMeansModel<F>;
 
     fn fit(&self, x: &ArrayView2<'_, F>) -> Result<KMeansModel<F>> {
-        self.validate(*x)?;
-        // Rows must be contiguous slices; copies only a non-standard layout.        self.validate(*x)?;
+        let comm = &*self.comm;
+        let part = Partition::of(x.nrows(), comm);
+        agree(self.validate(*x, part.n_global), comm)?;
         check_fit(
             self,
             "k-means",
@@ -277,10 +289,10 @@ impl<F: Scalar> Fit<ArrayView2<'_, F>> for KMeans {
             size_of::<F>(),
             "use --algorithm lloyd or hamerly (no n·k bounds), or minibatch-kmeans (streams a .npy input)",
         )?;
-
+        // Rows must be contiguous slices; copies only a non-standard layout.
         let x = crate::data::standard_layout(*x);
         let x = x.view();
-        let tol = self.tol * mean_variance(x);
+        let tol = self.tol * mean_variance(x, part.n_global, comm);
         let n_init = self
             .n_init
             .unwrap_or(if self.init == KMeansInit::Random { 10 } else { 1 });
@@ -290,13 +302,18 @@ impl<F: Scalar> Fit<ArrayView2<'_, F>> for KMeans {
             let centers = match &self.init {
                 KMeansInit::Given(c) => c.mapv(F::from_f64_lossy),
                 KMeansInit::Random => {
-                    let idx = rand::seq::index::sample(&mut rng, x.nrows(), self.k).into_vec();
-                    x.select(Axis(0), &idx)
+                    let idx = rand::seq::index::sample(&mut rng, part.n_global, self.k).into_vec();
+                    fetch_rows(x, part, &idx, comm)
                 }
-                KMeansInit::KMeansPlusPlus => kmeans_plus_plus(x, self.k, &mut rng)?,
+                KMeansInit::KMeansPlusPlus => {
+                    let idx = greedy_kmeans_plus_plus(x, self.k, &mut rng, part, comm)?;
+                    fetch_rows(x, part, &idx, comm)
+                }
             };
             let run = lloyd(
                 x,
+                part,
+                comm,
                 centers,
                 self.algorithm.resolve(x.nrows(), self.k, x.ncols()),
                 self.max_iter,
@@ -312,15 +329,21 @@ impl<F: Scalar> Fit<ArrayView2<'_, F>> for KMeans {
 }
 
 /// Mean over features of the population variance, as scikit-learn's `_tolerance`.
-fn mean_variance<F: Scalar>(x: ArrayView2<F>) -> f64 {
-    let n = x.nrows() as f64;
-    let total: f64 = x
+fn mean_variance<F: Scalar>(x: ArrayView2<F>, n_global: usize, comm: &dyn Communicator) -> f64 {
+    let n = n_global as f64;
+    let mut means: Vec<f64> = x
         .axis_iter(Axis(1))
-        .map(|c| {
-            let mean = c.iter().map(|v| v.to_f64_exact()).sum::<f64>() / n;
-            c.iter().map(|v| (v.to_f64_exact() - mean).powi(2)).sum::<f64>() / n
-        })
-        .sum();
+        .map(|c| c.iter().map(|v| v.to_f64_exact()).sum::<f64>())
+        .collect();
+    comm.allreduce_sum(&mut means);
+    means.iter_mut().for_each(|m| *m /= n);
+    let mut squares: Vec<f64> = x
+        .axis_iter(Axis(1))
+        .zip(&means)
+        .map(|(c, &mean)| c.iter().map(|v| (v.to_f64_exact() - mean).powi(2)).sum::<f64>())
+        .collect();
+    comm.allreduce_sum(&mut squares);
+    let total: f64 = squares.iter().map(|s| s / n).sum();
     total / x.ncols() as f64
 }
 
@@ -328,15 +351,15 @@ fn mean_variance<F: Scalar>(x: ArrayView2<F>) -> f64 {
 const CHUNK: usize = 4096;
 
 /// Per-cluster coordinate sums and counts of `labels`, in f64.
-fn cluster_sums<F: Scalar>(x: ArrayView2<F>, labels: &[usize], k: usize) -> (Array2<f64>, Vec<usize>) {
+fn cluster_sums<F: Scalar>(x: ArrayView2<F>, labels: &[usize], k: usize) -> (Array2<f64>, Vec<u64>) {
     let d = x.ncols();
-    let parts: Vec<(Vec<f64>, Vec<usize>)> = x
+    let parts: Vec<(Vec<f64>, Vec<u64>)> = x
         .axis_chunks_iter(Axis(0), CHUNK)
         .into_par_iter()
         .zip(labels.par_chunks(CHUNK))
         .map(|(xb, lb)| {
             let mut sums = vec![0.0f64; k * d];
-            let mut counts = vec![0usize; k];
+            let mut counts = vec![0u64; k];
             for (row, &l) in xb.rows().into_iter().zip(lb) {
                 counts[l] += 1;
                 let row = row.to_slice().expect("standard layout");
@@ -349,7 +372,7 @@ fn cluster_sums<F: Scalar>(x: ArrayView2<F>, labels: &[usize], k: usize) -> (Arr
         })
         .collect();
     let mut sums = vec![0.0f64; k * d];
-    let mut counts = vec![0usize; k];
+    let mut counts = vec![0u64; k];
     for (s, c) in parts {
         sums.iter_mut().zip(s).for_each(|(a, b)| *a += b);
         counts.iter_mut().zip(c).for_each(|(a, b)| *a += b);
@@ -357,9 +380,12 @@ fn cluster_sums<F: Scalar>(x: ArrayView2<F>, labels: &[usize], k: usize) -> (Arr
     (Array2::from_shape_vec((k, d), sums).expect("k x d"), counts)
 }
 
-/// One Lloyd run from `centers`.
+/// One Lloyd run from `centers` (on this process's rows, sums combined over `comm`).
+#[allow(clippy::too_many_arguments)]
 fn lloyd<F: Scalar>(
     x: ArrayView2<F>,
+    part: Partition,
+    comm: &dyn Communicator,
     mut centers: Array2<F>,
     algorithm: Algorithm,
     max_iter: usize,
@@ -370,13 +396,14 @@ fn lloyd<F: Scalar>(
     let k = centers.nrows();
     let assign = |c: &Array2<F>| -> Result<(Vec<usize>, f64)> {
         let near = backend.nearest(x, c.view(), &MetricKind::SqEuclidean)?;
-        let inertia = near
+        let mut inertia = [near
             .par_chunks(CHUNK)
             .map(|ch| ch.iter().map(|n| n.distance.to_f64_exact()).sum::<f64>())
             .collect::<Vec<_>>()
             .iter()
-            .sum();
-        Ok((near.into_iter().map(|n| n.index).collect(), inertia))
+            .sum()];
+        comm.allreduce_sum(&mut inertia);
+        Ok((near.into_iter().map(|n| n.index).collect(), inertia[0]))
     };
     let mut labels_old: Option<Vec<usize>> = None;
     let (mut n_iter, mut converged) = (0, false);
@@ -404,7 +431,9 @@ fn lloyd<F: Scalar>(
         };
         let old_centers = centers.clone();
         let (mut sums, mut counts) = cluster_sums(x, &labels, k);
-        relocate_empty_clusters(x, &centers, &labels, &mut sums, &mut counts);
+        comm.allreduce_sum(sums.as_slice_mut().expect("standard layout"));
+        comm.allreduce_sum_u64(&mut counts);
+        relocate_empty_clusters(x, part, comm, &centers, &labels, &mut sums, &mut counts);
         let mut shift = 0.0;
         for (j, &c) in counts.iter().enumerate() {
             for f in 0..x.ncols() {
@@ -427,7 +456,9 @@ fn lloyd<F: Scalar>(
         if let Some(h) = bounds.as_mut() {
             h.moved(&old_centers, &centers);
         }
-        if labels_old.as_ref() == Some(&labels) {
+        let mut changed = [u64::from(labels_old.as_ref() != Some(&labels))];
+        comm.allreduce_sum_u64(&mut changed);
+        if changed[0] == 0 {
             converged = true; // strict convergence: the labels did not change
             break;
         }
@@ -693,13 +724,17 @@ impl Hamerly {
 }
 
 /// scikit-learn's `_relocate_empty_clusters_dense`: each empty cluster takes the point
-/// farthest from its assigned centre (farthest first); the point leaves its old cluster.
+/// farthest from its assigned centre (farthest first, ties to the lowest row); the point leaves
+/// its old cluster. Over processes, each proposes its farthest points and the farthest of all
+/// are taken (`sums` and `counts` are already the totals).
 fn relocate_empty_clusters<F: Scalar>(
     x: ArrayView2<F>,
+    part: Partition,
+    comm: &dyn Communicator,
     centers: &Array2<F>,
     labels: &[usize],
     sums: &mut Array2<f64>,
-    counts: &mut [usize],
+    counts: &mut [u64],
 ) {
     let empty: Vec<usize> = (0..counts.len()).filter(|&j| counts[j] == 0).collect();
     if empty.is_empty() {
@@ -718,12 +753,28 @@ fn relocate_empty_clusters<F: Scalar>(
         .collect();
     let mut order: Vec<usize> = (0..x.nrows()).collect();
     order.sort_by(|&a, &b| dist[b].total_cmp(&dist[a]).then(a.cmp(&b)));
-    for (&new_cluster, &far) in empty.iter().zip(&order) {
-        let old = labels[far];
-        for f in 0..x.ncols() {
-            let v = x[[far, f]].to_f64_exact();
-            sums[[old, f]] -= v;
-            sums[[new_cluster, f]] = v;
+    // This process's farthest points: (distance, global row, label, coordinates), padded.
+    let (m, d) = (empty.len(), x.ncols());
+    let width = 3 + d;
+    let mut mine = vec![f64::NEG_INFINITY; m * width];
+    for (slot, &i) in order.iter().take(m).enumerate() {
+        let c = &mut mine[slot * width..(slot + 1) * width];
+        c[0] = dist[i];
+        c[1] = (part.offset + i) as f64;
+        c[2] = labels[i] as f64;
+        c[3..]
+            .iter_mut()
+            .zip(x.row(i))
+            .for_each(|(a, v)| *a = v.to_f64_exact());
+    }
+    let all = comm.all_gather_f64(&mine);
+    let mut candidates: Vec<&[f64]> = all.chunks(width).filter(|c| c[1] >= 0.0).collect();
+    candidates.sort_by(|a, b| b[0].total_cmp(&a[0]).then(a[1].total_cmp(&b[1])));
+    for (&new_cluster, c) in empty.iter().zip(&candidates) {
+        let old = c[2] as usize;
+        for f in 0..d {
+            sums[[old, f]] -= c[3 + f];
+            sums[[new_cluster, f]] = c[3 + f];
         }
         counts[new_cluster] = 1;
         counts[old] -= 1;
@@ -743,48 +794,81 @@ pub fn kmeans_plus_plus_indices<F: Scalar>(
     k: usize,
     rng: &mut StdRng,
 ) -> Result<Vec<usize>> {
-    let n = x.nrows();
+    let part = Partition {
+        offset: 0,
+        n_global: x.nrows(),
+    };
+    greedy_kmeans_plus_plus(x, k, rng, part, &SingleProcess)
+}
+
+/// Greedy k-means++ over the rows of all processes (`x` is this process's slice): the same
+/// draws and choices as on one process; returns global row indices.
+fn greedy_kmeans_plus_plus<F: Scalar>(
+    x: ArrayView2<F>,
+    k: usize,
+    rng: &mut StdRng,
+    part: Partition,
+    comm: &dyn Communicator,
+) -> Result<Vec<usize>> {
+    let (n, n_local) = (part.n_global, x.nrows());
     let trials = 2 + (k as f64).ln().floor() as usize;
     let backend = CpuBackend::default();
     let first = rng.random_range(0..n);
     let mut chosen = vec![first];
-    let mut closest = Array2::<F>::zeros((1, n));
+    let mut closest = Array2::<F>::zeros((1, n_local));
     backend.pairwise(
-        x.slice(s![first..first + 1, ..]),
+        fetch_rows(x, part, &[first], comm).view(),
         x,
         &MetricKind::SqEuclidean,
         closest.view_mut(),
     )?;
     let mut closest: Vec<f64> = closest.iter().map(|v| v.to_f64_exact()).collect();
-    let mut potential: f64 = closest.iter().sum();
+    let mut potential = [closest.iter().sum::<f64>()];
+    comm.allreduce_sum(&mut potential);
+    let mut potential = potential[0];
     for _ in 1..k {
-        let mut cumsum = Vec::with_capacity(n);
+        let mut cumsum = Vec::with_capacity(n_local);
         let mut acc = 0.0;
         for &v in &closest {
             acc += v;
             cumsum.push(acc);
         }
-        let candidates: Vec<usize> = (0..trials)
-            .map(|_| {
-                let r = rng.random::<f64>() * potential;
-                cumsum.partition_point(|&v| v <= r).min(n - 1)
+        // Each draw falls in one process's share of the potential; that process finds the row.
+        let shares = comm.all_gather_f64(&[acc]);
+        let mut found = vec![0u64; trials];
+        for slot in found.iter_mut() {
+            let mut r = rng.random::<f64>() * potential;
+            let mut owner = shares.len() - 1;
+            for (q, &share) in shares.iter().enumerate() {
+                if r < share || q == shares.len() - 1 {
+                    owner = q;
+                    break;
+                }
+                r -= share;
+            }
+            if owner == comm.rank() {
+                *slot = (part.offset + cumsum.partition_point(|&v| v <= r).min(n_local - 1)) as u64;
+            }
+        }
+        comm.allreduce_sum_u64(&mut found);
+        let candidates: Vec<usize> = found.iter().map(|&i| i as usize).collect();
+        let cand_rows = fetch_rows(x, part, &candidates, comm);
+        let mut dist = Array2::<F>::zeros((trials, n_local));
+        backend.pairwise(cand_rows.view(), x, &MetricKind::SqEuclidean, dist.view_mut())?;
+        let mut potentials: Vec<f64> = (0..trials)
+            .map(|t| {
+                closest
+                    .iter()
+                    .zip(dist.row(t))
+                    .map(|(&a, b)| a.min(b.to_f64_exact()))
+                    .sum::<f64>()
             })
             .collect();
-        let cand_rows = x.select(Axis(0), &candidates);
-        let mut dist = Array2::<F>::zeros((trials, n));
-        backend.pairwise(cand_rows.view(), x, &MetricKind::SqEuclidean, dist.view_mut())?;
-        let (best, best_pot) = (0..trials)
-            .map(|t| {
-                (
-                    t,
-                    closest
-                        .iter()
-                        .zip(dist.row(t))
-                        .map(|(&a, b)| a.min(b.to_f64_exact()))
-                        .sum::<f64>(),
-                )
-            })
-            .fold((0, f64::INFINITY), |b, (t, p)| if p < b.1 { (t, p) } else { b });
+        comm.allreduce_sum(&mut potentials);
+        let (best, best_pot) = potentials
+            .iter()
+            .enumerate()
+            .fold((0, f64::INFINITY), |b, (t, &p)| if p < b.1 { (t, p) } else { b });
         potential = best_pot;
         closest
             .iter_mut()

@@ -1,0 +1,252 @@
+//! Communicators: how the processes of a distributed run combine their partial results.
+//!
+//! A distributed algorithm runs the same code on every process (MPI's "rank"), each on its own
+//! contiguous slice of the rows; where the single-process code sums over all rows it sums over
+//! its slice and calls [`Communicator::allreduce_sum`]. The sums are combined in rank order
+//! (gathered, then added in order on every process), so a run gives the same bits on every
+//! process and for every repetition, whatever reduction tree the MPI library would choose.
+//! [`SingleProcess`] is the default: every call is the identity, so an algorithm never
+//! branches on "distributed or not". [`Mpi`] (feature `mpi`) runs over the system's MPI.
+
+use crate::error::{Error, Result};
+use std::fmt::Debug;
+use std::sync::Arc;
+
+/// The collective operations the distributed algorithms use.
+pub trait Communicator: Debug + Send + Sync {
+    /// This process's rank, 0..size.
+    fn rank(&self) -> usize;
+    /// The number of processes.
+    fn size(&self) -> usize;
+    /// Every process's `local` (the same length on each), concatenated in rank order.
+    fn all_gather_f64(&self, local: &[f64]) -> Vec<f64>;
+    /// As [`Communicator::all_gather_f64`], for counts.
+    fn all_gather_u64(&self, local: &[u64]) -> Vec<u64>;
+    /// Copies `root`'s `buf` into every process's `buf`.
+    fn broadcast_f64(&self, buf: &mut [f64], root: usize);
+
+    /// Sums `buf` element-wise over all processes, in rank order; every process gets the sum.
+    fn allreduce_sum(&self, buf: &mut [f64]) {
+        if self.size() == 1 {
+            return;
+        }
+        let all = self.all_gather_f64(buf);
+        buf.fill(0.0);
+        for part in all.chunks(buf.len().max(1)) {
+            buf.iter_mut().zip(part).for_each(|(a, b)| *a += b);
+        }
+    }
+
+    /// As [`Communicator::allreduce_sum`], for counts.
+    fn allreduce_sum_u64(&self, buf: &mut [u64]) {
+        if self.size() == 1 {
+            return;
+        }
+        let all = self.all_gather_u64(buf);
+        buf.fill(0);
+        for part in all.chunks(buf.len().max(1)) {
+            buf.iter_mut().zip(part).for_each(|(a, b)| *a += b);
+        }
+    }
+
+    /// The rows `start..end` of `n` that this process holds when `n` rows are split into
+    /// `size` contiguous slices (the first `n mod size` one row longer).
+    fn row_range(&self, n: usize) -> std::ops::Range<usize> {
+        row_range(n, self.rank(), self.size())
+    }
+}
+
+/// Rank `rank`'s slice of `n` rows split over `size` processes.
+pub fn row_range(n: usize, rank: usize, size: usize) -> std::ops::Range<usize> {
+    let (base, extra) = (n / size, n % size);
+    let start = rank * base + rank.min(extra);
+    start..start + base + usize::from(rank < extra)
+}
+
+/// Where this process's rows sit among all: the first global row index and the total.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Partition {
+    /// Global index of this process's first row.
+    pub offset: usize,
+    /// Rows over all processes.
+    pub n_global: usize,
+}
+
+impl Partition {
+    /// Agrees on the partition: every process gives its row count.
+    pub fn of(n_local: usize, comm: &dyn Communicator) -> Partition {
+        let counts = comm.all_gather_u64(&[n_local as u64]);
+        Partition {
+            offset: counts[..comm.rank()].iter().sum::<u64>() as usize,
+            n_global: counts.iter().sum::<u64>() as usize,
+        }
+    }
+}
+
+/// Rows `idx` (global indices) of the data split over the processes, on every process: each
+/// holder contributes its rows to a sum that is exact (every other process adds zeros).
+pub fn fetch_rows<F: crate::Scalar>(
+    x: ndarray::ArrayView2<F>,
+    part: Partition,
+    idx: &[usize],
+    comm: &dyn Communicator,
+) -> ndarray::Array2<F> {
+    let d = x.ncols();
+    let mut buf = vec![0.0; idx.len() * d];
+    let mine = part.offset..part.offset + x.nrows();
+    for (r, &i) in idx.iter().enumerate() {
+        if mine.contains(&i) {
+            for (b, v) in buf[r * d..(r + 1) * d].iter_mut().zip(x.row(i - part.offset)) {
+                *b = v.to_f64_exact();
+            }
+        }
+    }
+    comm.allreduce_sum(&mut buf);
+    ndarray::Array2::from_shape_fn((idx.len(), d), |(r, j)| F::from_f64_lossy(buf[r * d + j]))
+}
+
+/// Makes every process return an error when any one found one (a process that went on alone
+/// would wait forever in the next collective): this process's own error, or one naming the
+/// process that failed.
+pub fn agree(local: Result<()>, comm: &dyn Communicator) -> Result<()> {
+    if comm.size() == 1 {
+        return local;
+    }
+    let failed = comm.all_gather_u64(&[u64::from(local.is_err())]);
+    match (local, failed.iter().position(|&f| f == 1)) {
+        (Err(e), _) => Err(e),
+        (Ok(()), Some(rank)) => Err(Error::Unsupported(format!(
+            "process {rank} stopped on an error in its part of the data"
+        ))),
+        (Ok(()), None) => Ok(()),
+    }
+}
+
+/// A shared communicator, as algorithms' parameters hold it.
+pub type SharedComm = Arc<dyn Communicator>;
+
+/// One process: every collective is the identity.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SingleProcess;
+
+impl Communicator for SingleProcess {
+    fn rank(&self) -> usize {
+        0
+    }
+    fn size(&self) -> usize {
+        1
+    }
+    fn all_gather_f64(&self, local: &[f64]) -> Vec<f64> {
+        local.to_vec()
+    }
+    fn all_gather_u64(&self, local: &[u64]) -> Vec<u64> {
+        local.to_vec()
+    }
+    fn broadcast_f64(&self, _buf: &mut [f64], _root: usize) {}
+}
+
+/// The single-process communicator, shared.
+pub fn single_process() -> SharedComm {
+    Arc::new(SingleProcess)
+}
+
+#[cfg(feature = "mpi")]
+pub use self::mpi_comm::Mpi;
+
+#[cfg(feature = "mpi")]
+mod mpi_comm {
+    use super::{Communicator, Debug, Error, Result};
+    use mpi::collective::{CommunicatorCollectives as _, Root as _};
+    use mpi::topology::{Communicator as _, SimpleCommunicator};
+
+    /// MPI's world communicator (rsmpi over the system's MPI), initialised with
+    /// `MPI_THREAD_SERIALIZED`: collectives may be called from any one thread at a time, which
+    /// is how the algorithms call them (from the thread running the fit, never from inside a
+    /// parallel loop).
+    pub struct Mpi {
+        world: SimpleCommunicator,
+        _universe: mpi::environment::Universe,
+    }
+
+    // SAFETY: MPI is initialised with MPI_THREAD_SERIALIZED (checked in `init`), and the
+    // algorithms call the collectives from one thread at a time.
+    unsafe impl Send for Mpi {}
+    unsafe impl Sync for Mpi {}
+
+    impl Debug for Mpi {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            write!(f, "Mpi(rank {} of {})", self.world.rank(), self.world.size())
+        }
+    }
+
+    impl Mpi {
+        /// Initialises MPI (once per process).
+        pub fn init() -> Result<Self> {
+            use mpi::Threading;
+            let (universe, level) = mpi::initialize_with_threading(Threading::Serialized)
+                .ok_or_else(|| Error::Unsupported("MPI was already initialised".into()))?;
+            if level < Threading::Serialized {
+                return Err(Error::Unsupported(format!(
+                    "the MPI library gives thread level {level:?}; clustr needs Serialized"
+                )));
+            }
+            Ok(Mpi {
+                world: universe.world(),
+                _universe: universe,
+            })
+        }
+    }
+
+    impl Communicator for Mpi {
+        fn rank(&self) -> usize {
+            self.world.rank() as usize
+        }
+        fn size(&self) -> usize {
+            self.world.size() as usize
+        }
+        fn all_gather_f64(&self, local: &[f64]) -> Vec<f64> {
+            let mut all = vec![0.0; local.len() * self.size()];
+            self.world.all_gather_into(local, &mut all[..]);
+            all
+        }
+        fn all_gather_u64(&self, local: &[u64]) -> Vec<u64> {
+            let mut all = vec![0u64; local.len() * self.size()];
+            self.world.all_gather_into(local, &mut all[..]);
+            all
+        }
+        fn broadcast_f64(&self, buf: &mut [f64], root: usize) {
+            self.world.process_at_rank(root as i32).broadcast_into(buf);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn row_ranges_cover_the_rows_in_order() {
+        for n in [0, 1, 7, 10, 1000] {
+            for size in 1..5 {
+                let ranges: Vec<_> = (0..size).map(|r| row_range(n, r, size)).collect();
+                assert_eq!(ranges[0].start, 0);
+                assert_eq!(ranges[size - 1].end, n);
+                for w in ranges.windows(2) {
+                    assert_eq!(w[0].end, w[1].start);
+                    assert!(w[0].len() >= w[1].len() && w[0].len() - w[1].len() <= 1);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn single_process_collectives_are_identities() {
+        let c = SingleProcess;
+        let mut v = vec![1.5, 2.0];
+        c.allreduce_sum(&mut v);
+        c.broadcast_f64(&mut v, 0);
+        assert_eq!(v, vec![1.5, 2.0]);
+        assert_eq!(c.all_gather_u64(&[3, 4]), vec![3, 4]);
+        assert_eq!((c.rank(), c.size(), c.row_range(5)), (0, 1, 0..5));
+    }
+}

@@ -1,0 +1,170 @@
+//! Distributed runs (issue #10) without MPI: P threads, each a "process" holding a contiguous
+//! slice of the rows, talk through an in-memory communicator with the same collectives as MPI.
+//! The results must equal the single-process ones: the same centres and inertia (1e-12
+//! relative; the sums are combined per process, then in rank order), the labels of each slice
+//! those of the same rows in the single-process run. `tests/mpi.rs` runs the real thing under
+//! `mpirun` when the `mpi` feature is on.
+
+use clustr::comm::{row_range, Communicator, SharedComm};
+use clustr::kmeans::{Algorithm, KMeans, KMeansInit};
+use clustr::Fit;
+use ndarray::{s, Array2};
+use std::sync::{Arc, Barrier, Mutex};
+
+/// `size` in-process ranks sharing one exchange slot per rank.
+#[derive(Debug)]
+struct Group {
+    size: usize,
+    slots: Mutex<Vec<Vec<f64>>>,
+    barrier: Barrier,
+}
+
+#[derive(Debug)]
+struct ThreadComm {
+    rank: usize,
+    group: Arc<Group>,
+}
+
+impl ThreadComm {
+    fn exchange(&self, local: &[f64]) -> Vec<f64> {
+        self.group.slots.lock().unwrap()[self.rank] = local.to_vec();
+        self.group.barrier.wait();
+        let all = self.group.slots.lock().unwrap().concat();
+        self.group.barrier.wait();
+        all
+    }
+}
+
+impl Communicator for ThreadComm {
+    fn rank(&self) -> usize {
+        self.rank
+    }
+    fn size(&self) -> usize {
+        self.group.size
+    }
+    fn all_gather_f64(&self, local: &[f64]) -> Vec<f64> {
+        self.exchange(local)
+    }
+    fn all_gather_u64(&self, local: &[u64]) -> Vec<u64> {
+        // (counts below 2^53 travel exactly as f64)
+        let as_f64: Vec<f64> = local.iter().map(|&v| v as f64).collect();
+        self.exchange(&as_f64).into_iter().map(|v| v as u64).collect()
+    }
+    fn broadcast_f64(&self, buf: &mut [f64], root: usize) {
+        let all = self.exchange(buf);
+        buf.copy_from_slice(&all[root * buf.len()..(root + 1) * buf.len()]);
+    }
+}
+
+/// Runs `f` on `size` ranks, each with its communicator; returns their results in rank order.
+fn on_ranks<T: Send>(size: usize, f: impl Fn(SharedComm) -> T + Sync) -> Vec<T> {
+    let group = Arc::new(Group {
+        size,
+        slots: Mutex::new(vec![Vec::new(); size]),
+        barrier: Barrier::new(size),
+    });
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..size)
+            .map(|rank| {
+                let comm: SharedComm = Arc::new(ThreadComm {
+                    rank,
+                    group: group.clone(),
+                });
+                let f = &f;
+                scope.spawn(move || f(comm))
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    })
+}
+
+fn blobs(n: usize, d: usize, k: usize) -> Array2<f64> {
+    clustr::datasets::Blobs::new(n, k)
+        .n_features(d)
+        .cluster_std(2.5)
+        .seed(11)
+        .generate()
+        .unwrap()
+        .data
+}
+
+#[test]
+fn kmeans_on_several_processes_equals_one_process() {
+    let x = blobs(3001, 5, 6);
+    for (init, algorithm) in [
+        (KMeansInit::KMeansPlusPlus, Algorithm::Lloyd),
+        (KMeansInit::KMeansPlusPlus, Algorithm::Elkan),
+        (KMeansInit::Random, Algorithm::Hamerly),
+    ] {
+        let params = KMeans::new(6).init(init.clone()).algorithm(algorithm).seed(5);
+        let single = params.fit(&x.view()).unwrap();
+        for size in [2, 3] {
+            let parts = on_ranks(size, |comm| {
+                let r = row_range(x.nrows(), comm.rank(), comm.size());
+                params
+                    .clone()
+                    .communicator(comm)
+                    .fit(&x.slice(s![r, ..]))
+                    .unwrap()
+            });
+            let labels: Vec<i64> = parts.iter().flat_map(|m| m.labels.clone()).collect();
+            assert_eq!(labels, single.labels, "{init:?} {algorithm:?} on {size}");
+            for m in &parts {
+                assert_eq!(m.n_iter, single.n_iter);
+                assert!((m.inertia - single.inertia).abs() <= 1e-12 * single.inertia);
+                for (a, b) in m.centers.iter().zip(&single.centers) {
+                    assert!((a - b).abs() <= 1e-12 * (1.0 + b.abs()));
+                }
+            }
+        }
+    }
+}
+
+/// An empty cluster is refilled with the farthest point of all processes.
+#[test]
+fn empty_clusters_are_refilled_across_processes() {
+    let mut x = blobs(400, 2, 2);
+    x[[399, 0]] = 500.0; // far away, on the last process
+                         // Two initial centres on top of each other: the second cluster starts empty.
+    let c =
+        Array2::from_shape_vec((3, 2), vec![x[[0, 0]], x[[0, 1]], x[[0, 0]], x[[0, 1]], 0.0, 0.0]).unwrap();
+    let params = KMeans::new(3)
+        .init(KMeansInit::Given(c))
+        .algorithm(Algorithm::Lloyd);
+    let single = params.fit(&x.view()).unwrap();
+    let parts = on_ranks(2, |comm| {
+        let r = row_range(x.nrows(), comm.rank(), comm.size());
+        params
+            .clone()
+            .communicator(comm)
+            .fit(&x.slice(s![r, ..]))
+            .unwrap()
+    });
+    let labels: Vec<i64> = parts.iter().flat_map(|m| m.labels.clone()).collect();
+    assert_eq!(labels, single.labels);
+    assert!(
+        parts[1].centers.iter().any(|&v| v == 500.0),
+        "{}",
+        parts[1].centers
+    );
+    for (a, b) in parts[1].centers.iter().zip(&single.centers) {
+        assert!((a - b).abs() <= 1e-12 * (1.0 + b.abs()));
+    }
+}
+
+/// A bad slice on one process stops every process with an error (none waits forever).
+#[test]
+fn an_error_on_one_process_stops_all() {
+    let mut x = blobs(100, 2, 2);
+    x[[90, 1]] = f64::NAN; // on the second process
+    let results = on_ranks(2, |comm| {
+        let r = row_range(x.nrows(), comm.rank(), comm.size());
+        KMeans::new(2)
+            .communicator(comm)
+            .fit(&x.slice(s![r, ..]))
+            .map(drop)
+    });
+    let msgs: Vec<String> = results.into_iter().map(|r| r.unwrap_err().to_string()).collect();
+    assert!(msgs[0].contains("process 1"), "{}", msgs[0]);
+    assert!(msgs[1].contains("NaN"), "{}", msgs[1]);
+}
