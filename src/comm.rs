@@ -122,6 +122,19 @@ pub fn agree(local: Result<()>, comm: &dyn Communicator) -> Result<()> {
     }
 }
 
+/// Every process's labels (slices of different lengths), concatenated in rank order.
+pub fn all_gather_labels(local: &[i64], comm: &dyn Communicator) -> Vec<i64> {
+    let lens = comm.all_gather_u64(&[local.len() as u64]);
+    let width = lens.iter().copied().max().unwrap_or(0) as usize;
+    let mut padded = vec![0.0; width];
+    padded.iter_mut().zip(local).for_each(|(p, &l)| *p = l as f64); // labels are small integers: exact in f64
+    let all = comm.all_gather_f64(&padded);
+    all.chunks(width.max(1))
+        .zip(&lens)
+        .flat_map(|(block, &len)| block[..len as usize].iter().map(|&v| v as i64))
+        .collect()
+}
+
 /// A shared communicator, as algorithms' parameters hold it.
 pub type SharedComm = Arc<dyn Communicator>;
 

@@ -415,6 +415,15 @@ fn bad_input_table() {
             vec!["m_p = 1"],
         ),
     ];
+    let mut rows = rows;
+    if !cfg!(feature = "mpi") {
+        rows.push((
+            "--distributed without the mpi feature",
+            |d| drop(write(d, "in.csv", b"1,2\n3,4\n5,7\n")),
+            vec!["kmeans", "in.csv", "--k", "2", "--distributed"],
+            vec!["mpi feature"],
+        ));
+    }
     for (case, setup, args, words) in rows {
         let dir = tempfile::tempdir().unwrap();
         setup(dir.path());

@@ -11,6 +11,12 @@ use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+/// The binary under test: `CLUSTR_BIN` if set (a copy, so that a long run is not disturbed
+/// by rebuilding), else the one cargo built for this test.
+fn clustr_bin() -> PathBuf {
+    std::env::var_os("CLUSTR_BIN").map_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_clustr")), PathBuf::from)
+}
+
 fn cases() -> u32 {
     std::env::var("FUZZ_CASES")
         .ok()
@@ -92,6 +98,7 @@ const VOCABULARY: &[&str] = &[
     "--grid",
     "--kernel",
     "--help",
+    "--distributed",
     "0",
     "1",
     "2",
@@ -205,7 +212,7 @@ fn command_line() -> impl Strategy<Value = Vec<String>> {
 /// Runs clustr with `args`; returns what is wrong, if anything.
 fn judge(args: &[String]) -> Option<String> {
     let dir = &workdir();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_clustr"))
+    let mut child = Command::new(clustr_bin())
         .current_dir(dir)
         .args(args)
         .stdin(Stdio::null())
@@ -270,7 +277,7 @@ fn fuzzing_regressions() {
     for line in REGRESSIONS {
         let args: Vec<String> = line.split(' ').map(String::from).collect();
         assert_eq!(judge(&args), None, "{line}");
-        let out = Command::new(env!("CARGO_BIN_EXE_clustr"))
+        let out = Command::new(clustr_bin())
             .current_dir(workdir())
             .args(&args)
             .output()
@@ -284,7 +291,7 @@ fn fuzzing_regressions() {
 fn seed_corpus_runs() {
     for seed in SEEDS {
         let args: Vec<String> = seed.split(' ').map(String::from).collect();
-        let out = Command::new(env!("CARGO_BIN_EXE_clustr"))
+        let out = Command::new(clustr_bin())
             .current_dir(workdir())
             .args(&args)
             .output()

@@ -83,6 +83,36 @@ impl ExecArgs {
     }
 }
 
+/// The communicator of a `--distributed` run: MPI's world, when clustr was built with the
+/// `mpi` feature and started under `mpirun` / `srun`.
+pub fn distributed_comm() -> CliResult<clustr::comm::SharedComm> {
+    #[cfg(feature = "mpi")]
+    {
+        Ok(std::sync::Arc::new(clustr::comm::Mpi::init()?))
+    }
+    #[cfg(not(feature = "mpi"))]
+    {
+        Err(CliError::usage(
+            "--distributed needs clustr built with the mpi feature (cargo build --release --features mpi)",
+        ))
+    }
+}
+
+/// This process's slice of the rows of a .npy file split over `comm` (a distributed run
+/// reads only its own rows); errors name the file.
+pub fn load_row_slice<F: Scalar>(path: &Path, comm: &dyn clustr::comm::Communicator) -> CliResult<Array2<F>> {
+    if clustr::data::FileKind::of(path)? != clustr::data::FileKind::Npy {
+        return Err(CliError::usage(format!(
+            "{}: a distributed run reads its rows from a .npy file",
+            path.display()
+        )));
+    }
+    let file = clustr::data::npy::NpyFile::open(path)?;
+    let (n, _) = file.dim()?;
+    let rows = comm.row_range(n);
+    Ok(file.rows::<F>(rows.start, rows.end)?)
+}
+
 /// Reads a data matrix and checks it (non-empty, finite); errors name the file.
 pub fn load_points<F: Scalar>(path: &Path) -> CliResult<Array2<F>> {
     let x = read_matrix::<F>(path)?;

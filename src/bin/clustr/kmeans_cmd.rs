@@ -34,6 +34,11 @@ pub struct Args {
     /// Element type of the computation: f32 or f64.
     #[arg(long, value_enum, default_value = "f64")]
     dtype: Dtype,
+    /// Run as one process of an MPI job (`mpirun -n P clustr kmeans --distributed X.npy`):
+    /// each process reads and fits its slice of the rows; rank 0 writes the labels and prints
+    /// the summary. Needs the `mpi` feature.
+    #[arg(long)]
+    distributed: bool,
     #[command(flatten)]
     exec: ExecArgs,
     #[command(flatten)]
@@ -89,20 +94,40 @@ fn centers_json<F: Scalar>(centers: &ndarray::Array2<F>) -> serde_json::Value {
 
 fn fit<F: Scalar>(params: KMeans, a: &Args) -> CliResult {
     let started = Instant::now();
-    let ((model, d, read_s, fit_s), threads) = a.exec.run(|_backend| {
+    let comm = if a.distributed {
+        crate::harness::distributed_comm()?
+    } else {
+        clustr::comm::single_process()
+    };
+    let ((mut model, d, read_s, fit_s), threads) = a.exec.run(|_backend| {
         let t0 = Instant::now();
-        let x = load_points::<F>(&a.input)?;
+        let x = if a.distributed {
+            crate::harness::load_row_slice::<F>(&a.input, &*comm)?
+        } else {
+            load_points::<F>(&a.input)?
+        };
         let read_s = secs(t0);
         let (bar, progress) = iteration_bar(params.max_iter, "kmeans", &a.output);
         let t1 = Instant::now();
-        let model = params.clone().progress(progress).fit(&x.view())?;
+        let model = params
+            .clone()
+            .communicator(comm.clone())
+            .progress(progress)
+            .fit(&x.view())?;
         bar.finish_and_clear();
         Ok((model, x.ncols(), read_s, secs(t1)))
     })?;
+    if a.distributed {
+        model.labels = clustr::comm::all_gather_labels(&model.labels, &*comm);
+        if comm.rank() != 0 {
+            return Ok(()); // rank 0 writes and reports
+        }
+    }
     let mut extra = serde_json::Map::new();
     extra.insert("centers".into(), centers_json(&model.centers));
     extra.insert("inertia".into(), json!(model.inertia));
     extra.insert("kmeans_algorithm".into(), json!(model.algorithm.name()));
+    extra.insert("processes".into(), json!(comm.size()));
     Report {
         algorithm: "kmeans",
         n: model.labels.len(),
