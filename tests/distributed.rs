@@ -168,3 +168,40 @@ fn an_error_on_one_process_stops_all() {
     assert!(msgs[0].contains("process 1"), "{}", msgs[0]);
     assert!(msgs[1].contains("NaN"), "{}", msgs[1]);
 }
+
+#[test]
+fn gmm_on_several_processes_equals_one_process() {
+    use clustr::mixture::gmm::{CovarianceType, GaussianMixture, GmmInit};
+    let x = blobs(2001, 3, 4);
+    for (ct, init) in [
+        (CovarianceType::Full, GmmInit::KMeans),
+        (CovarianceType::Tied, GmmInit::KMeansPlusPlus),
+        (CovarianceType::Diag, GmmInit::Random),
+        (CovarianceType::Spherical, GmmInit::RandomFromData),
+    ] {
+        let params = GaussianMixture::new(4)
+            .covariance_type(ct)
+            .init(init.clone())
+            .seed(3);
+        let single = params.fit(&x.view()).unwrap();
+        for size in [2, 3] {
+            let parts = on_ranks(size, |comm| {
+                let r = row_range(x.nrows(), comm.rank(), comm.size());
+                params
+                    .clone()
+                    .communicator(comm)
+                    .fit(&x.slice(s![r, ..]))
+                    .unwrap()
+            });
+            let labels: Vec<i64> = parts.iter().flat_map(|m| m.labels.clone()).collect();
+            assert_eq!(labels, single.labels, "{ct:?} {init:?} on {size}");
+            for m in &parts {
+                assert_eq!(m.n_iter, single.n_iter, "{ct:?}");
+                assert!((m.lower_bound - single.lower_bound).abs() <= 1e-12 * single.lower_bound.abs());
+                for (a, b) in m.mixture.means.iter().zip(&single.mixture.means) {
+                    assert!((a - b).abs() <= 1e-10 * (1.0 + b.abs()));
+                }
+            }
+        }
+    }
+}

@@ -1,5 +1,5 @@
-//! The real distributed run (issue #10, feature `mpi`): `mpirun -n 2 clustr kmeans
-//! --distributed` on a .npy file gives the labels, inertia and iterations of one process.
+//! The real distributed run (issue #10, feature `mpi`): `mpirun -n 2 clustr kmeans|gmm
+//! --distributed` on a .npy file gives the labels, objective and iterations of one process.
 //! `.ci/run` installs OpenMPI and runs this; the default test command does not build it.
 #![cfg(feature = "mpi")]
 
@@ -69,6 +69,33 @@ fn mpirun_two_processes_equal_one() {
             "{init}"
         );
     }
+    // GMM: the same labels, iterations and mean log-likelihood.
+    let common = [
+        "gmm",
+        "x.npy",
+        "--k",
+        "8",
+        "--covariance",
+        "diag",
+        "--threads",
+        "1",
+        "--json",
+        "--quiet",
+    ];
+    let one = clustr_json(d, &[], &[&common[..], &["--labels-out", "one.npy"]].concat());
+    let two = clustr_json(
+        d,
+        &mpirun,
+        &[&common[..], &["--distributed", "--labels-out", "two.npy"]].concat(),
+    );
+    assert_eq!(one["n_iter"], two["n_iter"]);
+    let (a, b) = (one["loss"].as_f64().unwrap(), two["loss"].as_f64().unwrap());
+    assert!((a - b).abs() <= 1e-12 * a.abs(), "gmm: {a} vs {b}");
+    assert_eq!(
+        clustr::data::read_labels(d.join("one.npy")).unwrap(),
+        clustr::data::read_labels(d.join("two.npy")).unwrap(),
+        "gmm"
+    );
     // Without mpirun a --distributed run is one process of one: the same result.
     let alone = clustr_json(
         d,

@@ -803,7 +803,7 @@ pub fn kmeans_plus_plus_indices<F: Scalar>(
 
 /// Greedy k-means++ over the rows of all processes (`x` is this process's slice): the same
 /// draws and choices as on one process; returns global row indices.
-fn greedy_kmeans_plus_plus<F: Scalar>(
+pub(crate) fn greedy_kmeans_plus_plus<F: Scalar>(
     x: ArrayView2<F>,
     k: usize,
     rng: &mut StdRng,

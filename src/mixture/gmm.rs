@@ -22,10 +22,11 @@
 //! scikit-learn's numbers. Everything is computed in f64; row blocks are reduced in a fixed
 //! order, so the result does not depend on the thread count.
 
+use crate::comm::{agree, single_process, Communicator, Partition, SharedComm};
 use crate::data::validate::{check_finite, check_k, check_points, check_same_len};
 use crate::error::{Error, Result};
 use crate::estimator::{Clustering, Fit, Predict, Progress, ProgressFn};
-use crate::kmeans::{kmeans_plus_plus_indices, KMeans};
+use crate::kmeans::{greedy_kmeans_plus_plus, KMeans};
 use crate::linalg::{argmax_rows, cholesky_lower, gemm_abt, gram_add, invert_lower};
 use crate::memory::{check_fit, product, MemoryEstimate};
 use crate::scalar::Scalar;
@@ -138,6 +139,9 @@ pub struct GaussianMixture {
     pub seed: u64,
     /// Progress callback (after each EM iteration, with the lower bound as objective).
     pub progress: Option<ProgressFn>,
+    /// How the processes of a distributed run combine their sufficient statistics (default:
+    /// one process); each fits its own slice of the rows (see [`crate::comm`]).
+    pub comm: SharedComm,
 }
 
 impl GaussianMixture {
@@ -153,7 +157,13 @@ impl GaussianMixture {
             n_init: 1,
             seed: 0,
             progress: None,
+            comm: single_process(),
         }
+    }
+    /// The communicator of a distributed run.
+    pub fn communicator(mut self, comm: SharedComm) -> Self {
+        self.comm = comm;
+        self
     }
     /// Covariance type.
     pub fn covariance_type(mut self, c: CovarianceType) -> Self {
@@ -196,9 +206,9 @@ impl GaussianMixture {
         self
     }
 
-    fn validate(&self, x: ArrayView2<f64>) -> Result<()> {
+    fn validate(&self, x: ArrayView2<f64>, n_global: usize) -> Result<()> {
         check_points(x)?;
-        check_k(self.k, x.nrows())?;
+        check_k(self.k, n_global)?;
         if !(self.reg_covar >= 0.0 && self.reg_covar.is_finite()) {
             return Err(Error::param(
                 "reg_covar",
@@ -256,16 +266,25 @@ impl GaussianMixture {
     }
 
     /// The starting parameters of one run.
-    fn initial_mixture(&self, x: ArrayView2<f64>, rng: &mut StdRng) -> Result<Mixture> {
+    fn initial_mixture(&self, x: ArrayView2<f64>, part: Partition, rng: &mut StdRng) -> Result<Mixture> {
         let (n, k) = (x.nrows(), self.k);
+        let comm = &*self.comm;
+        // One-hot responsibilities for global rows (those of this process).
         let one_hot_rows = |rows: &[usize]| {
             let mut r = Array2::<f64>::zeros((n, k));
-            rows.iter().enumerate().for_each(|(c, &i)| r[[i, c]] = 1.0);
+            rows.iter()
+                .enumerate()
+                .filter(|(_, &i)| (part.offset..part.offset + n).contains(&i))
+                .for_each(|(c, &i)| r[[i - part.offset, c]] = 1.0);
             r
         };
         let resp = match &self.init {
             GmmInit::KMeans => {
-                let km = KMeans::new(k).n_init(1).seed(rng.random()).fit(&x)?;
+                let km = KMeans::new(k)
+                    .n_init(1)
+                    .seed(rng.random())
+                    .communicator(self.comm.clone())
+                    .fit(&x)?;
                 let mut r = Array2::<f64>::zeros((n, k));
                 km.labels
                     .iter()
@@ -273,10 +292,19 @@ impl GaussianMixture {
                     .for_each(|(i, &l)| r[[i, l as usize]] = 1.0);
                 r
             }
-            GmmInit::KMeansPlusPlus => one_hot_rows(&kmeans_plus_plus_indices(x, k, rng)?),
-            GmmInit::RandomFromData => one_hot_rows(&rand::seq::index::sample(rng, n, k).into_vec()),
+            GmmInit::KMeansPlusPlus => one_hot_rows(&greedy_kmeans_plus_plus(x, k, rng, part, comm)?),
+            GmmInit::RandomFromData => {
+                one_hot_rows(&rand::seq::index::sample(rng, part.n_global, k).into_vec())
+            }
             GmmInit::Random => {
+                // The draws of all rows in order, this process keeping its own.
+                for _ in 0..part.offset * k {
+                    let _: f64 = rng.random();
+                }
                 let mut r = Array2::<f64>::from_shape_simple_fn((n, k), || rng.random::<f64>());
+                for _ in 0..(part.n_global - part.offset - n) * k {
+                    let _: f64 = rng.random();
+                }
                 r.rows_mut().into_iter().for_each(|mut row| {
                     let s = row.sum();
                     row /= s;
@@ -300,8 +328,8 @@ impl GaussianMixture {
             }
             GmmInit::WarmStart(m) => return Ok(m.mixture.clone()),
         };
-        let mut mix = Mixture::estimate(x, resp.view(), self.reg_covar, self.covariance_type)?;
-        mix.weights /= n as f64;
+        let mut mix = Mixture::estimate(x, resp.view(), self.reg_covar, self.covariance_type, comm)?;
+        mix.weights /= part.n_global as f64;
         if let GmmInit::Means(m) = &self.init {
             mix.means.assign(m);
         }
@@ -343,6 +371,7 @@ impl Mixture {
         resp: ArrayView2<f64>,
         reg_covar: f64,
         covariance_type: CovarianceType,
+        comm: &dyn Communicator,
     ) -> Result<Mixture> {
         let (n, d) = x.dim();
         let k = resp.ncols();
@@ -358,12 +387,15 @@ impl Mixture {
             },
             |(a, b), (c, e)| (a + c, b + e),
         );
+        let (mut nk, mut sums) = (nk, sums);
+        comm.allreduce_sum(nk.as_slice_mut().expect("contiguous"));
+        comm.allreduce_sum(sums.as_slice_mut().expect("standard layout"));
         let nk = nk + 10.0 * f64::EPSILON;
         let means = &sums / &nk.view().insert_axis(Axis(1));
         // Pass 2: scatter about the means.
         let covariances = match covariance_type {
             CovarianceType::Full | CovarianceType::Tied => {
-                let scatter = reduce_blocks(
+                let mut scatter = reduce_blocks(
                     n,
                     || Array3::<f64>::zeros((k, d, d)),
                     |mut acc, rows| {
@@ -389,6 +421,7 @@ impl Mixture {
                     },
                     |a, b| a + b,
                 );
+                comm.allreduce_sum(scatter.as_slice_mut().expect("standard layout"));
                 if covariance_type == CovarianceType::Full {
                     let mut cov = scatter / nk.view().insert_axis(Axis(1)).insert_axis(Axis(2));
                     for mut c in cov.outer_iter_mut() {
@@ -402,7 +435,7 @@ impl Mixture {
                 }
             }
             CovarianceType::Diag | CovarianceType::Spherical => {
-                let sq = reduce_blocks(
+                let mut sq = reduce_blocks(
                     n,
                     || Array2::<f64>::zeros((k, d)),
                     |mut acc, rows| {
@@ -421,6 +454,7 @@ impl Mixture {
                     },
                     |a, b| a + b,
                 );
+                comm.allreduce_sum(sq.as_slice_mut().expect("standard layout"));
                 let diag = sq / nk.view().insert_axis(Axis(1)) + reg_covar;
                 if covariance_type == CovarianceType::Diag {
                     Covariances::Diag(diag)
@@ -770,7 +804,9 @@ impl Fit<ArrayView2<'_, f64>> for GaussianMixture {
     type Model = GaussianMixtureModel;
 
     fn fit(&self, x: &ArrayView2<'_, f64>) -> Result<GaussianMixtureModel> {
-        self.validate(*x)?;
+        let comm = &*self.comm;
+        let part = Partition::of(x.nrows(), comm);
+        agree(self.validate(*x, part.n_global), comm)?;
         check_fit(self, "a Gaussian mixture", x.nrows(), x.ncols(), 8, GMM_HINT)?;
         let x = crate::data::standard_layout(*x);
         let x = x.view();
@@ -781,17 +817,19 @@ impl Fit<ArrayView2<'_, f64>> for GaussianMixture {
         let mut rng = StdRng::seed_from_u64(self.seed);
         let mut best: Option<(Mixture, f64, Vec<f64>, usize, bool)> = None;
         for _ in 0..n_init {
-            let mut mix = self.initial_mixture(x, &mut rng)?;
+            let mut mix = self.initial_mixture(x, part, &mut rng)?;
             let mut lower_bound = start_bound;
             let mut bounds = Vec::new();
             let mut converged = false;
             for _ in 0..self.max_iter {
                 let prev = lower_bound;
                 let (resp, log_norm) = mix.e_step(x);
-                mix = Mixture::estimate(x, resp.view(), self.reg_covar, self.covariance_type)?;
+                mix = Mixture::estimate(x, resp.view(), self.reg_covar, self.covariance_type, comm)?;
                 let total = mix.weights.sum();
                 mix.weights /= total;
-                lower_bound = log_norm.mean().expect("non-empty");
+                let mut total = [log_norm.sum()];
+                comm.allreduce_sum(&mut total);
+                lower_bound = total[0] / part.n_global as f64;
                 bounds.push(lower_bound);
                 if let Some(p) = &self.progress {
                     p.report(&Progress {
@@ -855,7 +893,8 @@ mod tests {
             CovarianceType::Diag,
             CovarianceType::Spherical,
         ] {
-            let mix = Mixture::estimate(x.view(), resp.view(), 1e-6, ct).unwrap();
+            let mix =
+                Mixture::estimate(x.view(), resp.view(), 1e-6, ct, &crate::comm::SingleProcess).unwrap();
             let lp = mix.weighted_log_prob(x.view());
             for c in 0..2 {
                 let cov = match &mix.covariances {

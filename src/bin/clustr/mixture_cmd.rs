@@ -38,6 +38,11 @@ pub struct GmmArgs {
     /// Write the posterior probabilities (n × k) here (.npy or .csv).
     #[arg(long)]
     proba_out: Option<PathBuf>,
+    /// Run as one process of an MPI job (`mpirun -n P clustr gmm --distributed X.npy`): each
+    /// process reads and fits its slice of the rows; rank 0 writes the labels and prints the
+    /// summary (without BIC/AIC). Needs the `mpi` feature.
+    #[arg(long)]
+    distributed: bool,
     #[command(flatten)]
     exec: ExecArgs,
     #[command(flatten)]
@@ -61,6 +66,16 @@ pub fn covariance_type(name: &str) -> CliResult<CovarianceType> {
 pub fn run_gmm(a: GmmArgs) -> CliResult {
     let started = Instant::now();
     let ct = covariance_type(&a.covariance)?;
+    if a.distributed && (a.proba_out.is_some() || a.init_labels.is_some()) {
+        return Err(CliError::usage(
+            "--proba-out and --init-labels are not available with --distributed",
+        ));
+    }
+    let comm = if a.distributed {
+        crate::harness::distributed_comm()?
+    } else {
+        clustr::comm::single_process()
+    };
     let init = match (&a.init_labels, a.init.as_str()) {
         (Some(path), _) => GmmInit::from_labels(&read_labels(path)?, a.algo.k)?,
         (None, "kmeans") => GmmInit::KMeans,
@@ -79,13 +94,18 @@ pub fn run_gmm(a: GmmArgs) -> CliResult {
         .n_init(a.n_init)
         .tol(a.tol)
         .reg_covar(a.reg_covar)
-        .seed(a.algo.seed);
+        .seed(a.algo.seed)
+        .communicator(comm.clone());
     if let Some(m) = a.algo.max_iter {
         params = params.max_iter(m);
     }
-    let ((model, x, read_s, fit_s, proba), threads) = a.exec.run(|_backend| {
+    let ((mut model, x, read_s, fit_s, proba), threads) = a.exec.run(|_backend| {
         let t0 = Instant::now();
-        let x = load_points::<f64>(&a.input)?;
+        let x = if a.distributed {
+            crate::harness::load_row_slice::<f64>(&a.input, &*comm)?
+        } else {
+            load_points::<f64>(&a.input)?
+        };
         let read_s = secs(t0);
         let (bar, progress) = iteration_bar(params.max_iter, "gmm", &a.output);
         let t1 = Instant::now();
@@ -98,6 +118,15 @@ pub fn run_gmm(a: GmmArgs) -> CliResult {
         };
         Ok((model, x, read_s, fit_s, proba))
     })?;
+    let n = if a.distributed {
+        model.labels = clustr::comm::all_gather_labels(&model.labels, &*comm);
+        if comm.rank() != 0 {
+            return Ok(()); // rank 0 writes and reports
+        }
+        model.labels.len()
+    } else {
+        x.nrows()
+    };
     if let (Some(path), Some(p)) = (&a.proba_out, &proba) {
         let names: Vec<String> = (0..a.algo.k).map(|c| format!("p{c}")).collect();
         write_matrix(path, p.view(), &names)?;
@@ -106,14 +135,23 @@ pub fn run_gmm(a: GmmArgs) -> CliResult {
     let mut extra = serde_json::Map::new();
     extra.insert("covariance_type".into(), json!(ct.name()));
     extra.insert("mean_log_likelihood".into(), json!(model.lower_bound));
-    extra.insert("bic".into(), json!(model.bic(x.view())?));
-    extra.insert("aic".into(), json!(model.aic(x.view())?));
+    // (the criteria need the log-likelihood of all rows: not in a distributed run)
+    let criteria = !a.distributed;
+    extra.insert(
+        "bic".into(),
+        json!(criteria.then(|| model.bic(x.view())).transpose()?),
+    );
+    extra.insert(
+        "aic".into(),
+        json!(criteria.then(|| model.aic(x.view())).transpose()?),
+    );
+    extra.insert("processes".into(), json!(comm.size()));
     extra.insert("weights".into(), json!(mix.weights.to_vec()));
     let means: Vec<Vec<f64>> = mix.means.rows().into_iter().map(|r| r.to_vec()).collect();
     extra.insert("means".into(), json!(means));
     Report {
         algorithm: "gmm",
-        n: x.nrows(),
+        n,
         d: Some(x.ncols()),
         k: Some(a.algo.k),
         model: &model,
