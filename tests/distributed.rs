@@ -78,6 +78,18 @@ fn on_ranks<T: Send>(size: usize, f: impl Fn(SharedComm) -> T + Sync) -> Vec<T> 
     })
 }
 
+/// Fits `x` split over `size` ranks: `fit` gets each rank's communicator and rows.
+fn on_slices<T: Send>(
+    x: &Array2<f64>,
+    size: usize,
+    fit: impl Fn(SharedComm, ndarray::ArrayView2<f64>) -> T + Sync,
+) -> Vec<T> {
+    on_ranks(size, |comm| {
+        let r = row_range(x.nrows(), comm.rank(), comm.size());
+        fit(comm, x.slice(s![r, ..]))
+    })
+}
+
 fn blobs(n: usize, d: usize, k: usize) -> Array2<f64> {
     clustr::datasets::Blobs::new(n, k)
         .n_features(d)
@@ -99,13 +111,8 @@ fn kmeans_on_several_processes_equals_one_process() {
         let params = KMeans::new(6).init(init.clone()).algorithm(algorithm).seed(5);
         let single = params.fit(&x.view()).unwrap();
         for size in [2, 3] {
-            let parts = on_ranks(size, |comm| {
-                let r = row_range(x.nrows(), comm.rank(), comm.size());
-                params
-                    .clone()
-                    .communicator(comm)
-                    .fit(&x.slice(s![r, ..]))
-                    .unwrap()
+            let parts = on_slices(&x, size, |comm, xs| {
+                params.clone().communicator(comm).fit(&xs).unwrap()
             });
             let labels: Vec<i64> = parts.iter().flat_map(|m| m.labels.clone()).collect();
             assert_eq!(labels, single.labels, "{init:?} {algorithm:?} on {size}");
@@ -132,13 +139,8 @@ fn empty_clusters_are_refilled_across_processes() {
         .init(KMeansInit::Given(c))
         .algorithm(Algorithm::Lloyd);
     let single = params.fit(&x.view()).unwrap();
-    let parts = on_ranks(2, |comm| {
-        let r = row_range(x.nrows(), comm.rank(), comm.size());
-        params
-            .clone()
-            .communicator(comm)
-            .fit(&x.slice(s![r, ..]))
-            .unwrap()
+    let parts = on_slices(&x, 2, |comm, xs| {
+        params.clone().communicator(comm).fit(&xs).unwrap()
     });
     let labels: Vec<i64> = parts.iter().flat_map(|m| m.labels.clone()).collect();
     assert_eq!(labels, single.labels);
@@ -157,12 +159,8 @@ fn empty_clusters_are_refilled_across_processes() {
 fn an_error_on_one_process_stops_all() {
     let mut x = blobs(100, 2, 2);
     x[[90, 1]] = f64::NAN; // on the second process
-    let results = on_ranks(2, |comm| {
-        let r = row_range(x.nrows(), comm.rank(), comm.size());
-        KMeans::new(2)
-            .communicator(comm)
-            .fit(&x.slice(s![r, ..]))
-            .map(drop)
+    let results = on_slices(&x, 2, |comm, xs| {
+        KMeans::new(2).communicator(comm).fit(&xs).map(drop)
     });
     let msgs: Vec<String> = results.into_iter().map(|r| r.unwrap_err().to_string()).collect();
     assert!(msgs[0].contains("process 1"), "{}", msgs[0]);
@@ -185,13 +183,8 @@ fn gmm_on_several_processes_equals_one_process() {
             .seed(3);
         let single = params.fit(&x.view()).unwrap();
         for size in [2, 3] {
-            let parts = on_ranks(size, |comm| {
-                let r = row_range(x.nrows(), comm.rank(), comm.size());
-                params
-                    .clone()
-                    .communicator(comm)
-                    .fit(&x.slice(s![r, ..]))
-                    .unwrap()
+            let parts = on_slices(&x, size, |comm, xs| {
+                params.clone().communicator(comm).fit(&xs).unwrap()
             });
             let labels: Vec<i64> = parts.iter().flat_map(|m| m.labels.clone()).collect();
             assert_eq!(labels, single.labels, "{ct:?} {init:?} on {size}");
