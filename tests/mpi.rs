@@ -25,10 +25,23 @@ fn clustr_json(dir: &Path, launcher: &[&str], args: &[&str]) -> serde_json::Valu
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
-/// Whether the one-process and the two-process runs wrote the same labels.
-fn same_labels(d: &Path) -> bool {
+/// Runs `args` on one process and under `mpirun -n 2 ... --distributed` in `d`: the same
+/// labels, iterations and objective (1e-12 relative).
+fn one_equals_two(d: &Path, args: &[&str]) {
+    let mpirun = ["mpirun", "--allow-run-as-root", "--oversubscribe", "-n", "2"];
+    let one = clustr_json(d, &[], &[args, &["--labels-out", "one.npy"]].concat());
+    let two = clustr_json(
+        d,
+        &mpirun,
+        &[args, &["--distributed", "--labels-out", "two.npy"]].concat(),
+    );
+    assert_eq!(two["processes"], 2, "{two}");
+    assert_eq!(one["n"], two["n"], "{args:?}");
+    assert_eq!(one["n_iter"], two["n_iter"], "{args:?}");
+    let (a, b) = (one["loss"].as_f64().unwrap(), two["loss"].as_f64().unwrap());
+    assert!((a - b).abs() <= 1e-12 * a.abs(), "{args:?}: objective {a} vs {b}");
     let read = |f: &str| clustr::data::read_labels(d.join(f)).unwrap();
-    read("one.npy") == read("two.npy")
+    assert_eq!(read("one.npy"), read("two.npy"), "{args:?}");
 }
 
 #[test]
@@ -42,58 +55,40 @@ fn mpirun_two_processes_equal_one() {
         .generate()
         .unwrap();
     clustr::data::write_matrix(d.join("x.npy"), ds.data.view(), &[]).unwrap();
-    let mpirun = ["mpirun", "--allow-run-as-root", "--oversubscribe", "-n", "2"];
     for init in ["k-means++", "random"] {
-        let common = [
-            "kmeans",
+        one_equals_two(
+            d,
+            &[
+                "kmeans",
+                "x.npy",
+                "--k",
+                "8",
+                "--init",
+                init,
+                "--seed",
+                "3",
+                "--threads",
+                "1",
+                "--json",
+                "--quiet",
+            ],
+        );
+    }
+    one_equals_two(
+        d,
+        &[
+            "gmm",
             "x.npy",
             "--k",
             "8",
-            "--init",
-            init,
-            "--seed",
-            "3",
+            "--covariance",
+            "diag",
             "--threads",
             "1",
             "--json",
             "--quiet",
-        ];
-        let one = clustr_json(d, &[], &[&common[..], &["--labels-out", "one.npy"]].concat());
-        let two = clustr_json(
-            d,
-            &mpirun,
-            &[&common[..], &["--distributed", "--labels-out", "two.npy"]].concat(),
-        );
-        assert_eq!(two["processes"], 2, "{two}");
-        assert_eq!(one["n"], two["n"]);
-        assert_eq!(one["n_iter"], two["n_iter"], "{init}");
-        let (a, b) = (one["loss"].as_f64().unwrap(), two["loss"].as_f64().unwrap());
-        assert!((a - b).abs() <= 1e-12 * a, "{init}: inertia {a} vs {b}");
-        assert!(same_labels(d), "{init}");
-    }
-    // GMM: the same labels, iterations and mean log-likelihood.
-    let common = [
-        "gmm",
-        "x.npy",
-        "--k",
-        "8",
-        "--covariance",
-        "diag",
-        "--threads",
-        "1",
-        "--json",
-        "--quiet",
-    ];
-    let one = clustr_json(d, &[], &[&common[..], &["--labels-out", "one.npy"]].concat());
-    let two = clustr_json(
-        d,
-        &mpirun,
-        &[&common[..], &["--distributed", "--labels-out", "two.npy"]].concat(),
+        ],
     );
-    assert_eq!(one["n_iter"], two["n_iter"]);
-    let (a, b) = (one["loss"].as_f64().unwrap(), two["loss"].as_f64().unwrap());
-    assert!((a - b).abs() <= 1e-12 * a.abs(), "gmm: {a} vs {b}");
-    assert!(same_labels(d), "gmm");
     // Without mpirun a --distributed run is one process of one: the same result.
     let alone = clustr_json(
         d,

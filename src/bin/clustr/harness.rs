@@ -83,9 +83,53 @@ impl ExecArgs {
     }
 }
 
-/// The communicator of a `--distributed` run: MPI's world, when clustr was built with the
-/// `mpi` feature and started under `mpirun` / `srun`.
-pub fn distributed_comm() -> CliResult<clustr::comm::SharedComm> {
+/// How a subcommand runs: as one process, or (`--distributed`) as one process of an MPI job
+/// started by `mpirun` / `srun`, which needs clustr built with the `mpi` feature.
+pub struct Processes {
+    pub comm: clustr::comm::SharedComm,
+    distributed: bool,
+}
+
+impl Processes {
+    pub fn new(distributed: bool) -> CliResult<Self> {
+        let comm = if distributed {
+            mpi_world()?
+        } else {
+            clustr::comm::single_process()
+        };
+        Ok(Processes { comm, distributed })
+    }
+
+    /// The input points: all of them, or in a distributed run this process's slice of the
+    /// rows of a .npy file (it reads only those); errors name the file.
+    pub fn load<F: Scalar>(&self, path: &Path) -> CliResult<Array2<F>> {
+        if !self.distributed {
+            return load_points(path);
+        }
+        if clustr::data::FileKind::of(path)? != clustr::data::FileKind::Npy {
+            return Err(CliError::usage(format!(
+                "{}: a distributed run reads its rows from a .npy file",
+                path.display()
+            )));
+        }
+        let file = clustr::data::npy::NpyFile::open(path)?;
+        let (n, _) = file.dim()?;
+        let rows = self.comm.row_range(n);
+        Ok(file.rows::<F>(rows.start, rows.end)?)
+    }
+
+    /// All the labels, in row order, on the process that writes and reports (rank 0); `None`
+    /// on the others.
+    pub fn gather_labels(&self, local: Vec<i64>) -> Option<Vec<i64>> {
+        if !self.distributed {
+            return Some(local);
+        }
+        let all = clustr::comm::all_gather_labels(&local, &*self.comm);
+        (self.comm.rank() == 0).then_some(all)
+    }
+}
+
+fn mpi_world() -> CliResult<clustr::comm::SharedComm> {
     #[cfg(feature = "mpi")]
     {
         Ok(std::sync::Arc::new(clustr::comm::Mpi::init()?))
@@ -96,21 +140,6 @@ pub fn distributed_comm() -> CliResult<clustr::comm::SharedComm> {
             "--distributed needs clustr built with the mpi feature (cargo build --release --features mpi)",
         ))
     }
-}
-
-/// This process's slice of the rows of a .npy file split over `comm` (a distributed run
-/// reads only its own rows); errors name the file.
-pub fn load_row_slice<F: Scalar>(path: &Path, comm: &dyn clustr::comm::Communicator) -> CliResult<Array2<F>> {
-    if clustr::data::FileKind::of(path)? != clustr::data::FileKind::Npy {
-        return Err(CliError::usage(format!(
-            "{}: a distributed run reads its rows from a .npy file",
-            path.display()
-        )));
-    }
-    let file = clustr::data::npy::NpyFile::open(path)?;
-    let (n, _) = file.dim()?;
-    let rows = comm.row_range(n);
-    Ok(file.rows::<F>(rows.start, rows.end)?)
 }
 
 /// Reads a data matrix and checks it (non-empty, finite); errors name the file.

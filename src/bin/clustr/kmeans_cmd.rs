@@ -2,7 +2,8 @@
 //! `clustr minibatch-kmeans INPUT --k K [--batch-size B] ...` (a .npy input is streamed).
 
 use crate::harness::{
-    iteration_bar, load_points, secs, AlgoArgs, CliError, CliResult, Dtype, ExecArgs, OutputArgs, Report,
+    iteration_bar, load_points, secs, AlgoArgs, CliError, CliResult, Dtype, ExecArgs, OutputArgs, Processes,
+    Report,
 };
 use clustr::data::npy::NpyFile;
 use clustr::data::{read_matrix, FileKind};
@@ -94,40 +95,30 @@ fn centers_json<F: Scalar>(centers: &ndarray::Array2<F>) -> serde_json::Value {
 
 fn fit<F: Scalar>(params: KMeans, a: &Args) -> CliResult {
     let started = Instant::now();
-    let comm = if a.distributed {
-        crate::harness::distributed_comm()?
-    } else {
-        clustr::comm::single_process()
-    };
+    let procs = Processes::new(a.distributed)?;
     let ((mut model, d, read_s, fit_s), threads) = a.exec.run(|_backend| {
         let t0 = Instant::now();
-        let x = if a.distributed {
-            crate::harness::load_row_slice::<F>(&a.input, &*comm)?
-        } else {
-            load_points::<F>(&a.input)?
-        };
+        let x = procs.load::<F>(&a.input)?;
         let read_s = secs(t0);
         let (bar, progress) = iteration_bar(params.max_iter, "kmeans", &a.output);
         let t1 = Instant::now();
         let model = params
             .clone()
-            .communicator(comm.clone())
+            .communicator(procs.comm.clone())
             .progress(progress)
             .fit(&x.view())?;
         bar.finish_and_clear();
         Ok((model, x.ncols(), read_s, secs(t1)))
     })?;
-    if a.distributed {
-        model.labels = clustr::comm::all_gather_labels(&model.labels, &*comm);
-        if comm.rank() != 0 {
-            return Ok(()); // rank 0 writes and reports
-        }
-    }
+    let Some(labels) = procs.gather_labels(std::mem::take(&mut model.labels)) else {
+        return Ok(()); // rank 0 writes and reports
+    };
+    model.labels = labels;
     let mut extra = serde_json::Map::new();
     extra.insert("centers".into(), centers_json(&model.centers));
     extra.insert("inertia".into(), json!(model.inertia));
     extra.insert("kmeans_algorithm".into(), json!(model.algorithm.name()));
-    extra.insert("processes".into(), json!(comm.size()));
+    extra.insert("processes".into(), json!(procs.comm.size()));
     Report {
         algorithm: "kmeans",
         n: model.labels.len(),

@@ -2,7 +2,7 @@
 //! `clustr ppp INPUT [--k-min 2] [--k-max 10] [--seeds 20] ...`.
 
 use crate::harness::{
-    iteration_bar, load_points, secs, AlgoArgs, CliError, CliResult, ExecArgs, OutputArgs, Report,
+    iteration_bar, load_points, secs, AlgoArgs, CliError, CliResult, ExecArgs, OutputArgs, Processes, Report,
 };
 use clustr::data::{read_labels, write_matrix};
 use clustr::mixture::{CovarianceType, GaussianMixture, GmmInit, Ppp};
@@ -71,11 +71,7 @@ pub fn run_gmm(a: GmmArgs) -> CliResult {
             "--proba-out and --init-labels are not available with --distributed",
         ));
     }
-    let comm = if a.distributed {
-        crate::harness::distributed_comm()?
-    } else {
-        clustr::comm::single_process()
-    };
+    let procs = Processes::new(a.distributed)?;
     let init = match (&a.init_labels, a.init.as_str()) {
         (Some(path), _) => GmmInit::from_labels(&read_labels(path)?, a.algo.k)?,
         (None, "kmeans") => GmmInit::KMeans,
@@ -95,17 +91,13 @@ pub fn run_gmm(a: GmmArgs) -> CliResult {
         .tol(a.tol)
         .reg_covar(a.reg_covar)
         .seed(a.algo.seed)
-        .communicator(comm.clone());
+        .communicator(procs.comm.clone());
     if let Some(m) = a.algo.max_iter {
         params = params.max_iter(m);
     }
     let ((mut model, x, read_s, fit_s, proba), threads) = a.exec.run(|_backend| {
         let t0 = Instant::now();
-        let x = if a.distributed {
-            crate::harness::load_row_slice::<f64>(&a.input, &*comm)?
-        } else {
-            load_points::<f64>(&a.input)?
-        };
+        let x = procs.load::<f64>(&a.input)?;
         let read_s = secs(t0);
         let (bar, progress) = iteration_bar(params.max_iter, "gmm", &a.output);
         let t1 = Instant::now();
@@ -118,15 +110,11 @@ pub fn run_gmm(a: GmmArgs) -> CliResult {
         };
         Ok((model, x, read_s, fit_s, proba))
     })?;
-    let n = if a.distributed {
-        model.labels = clustr::comm::all_gather_labels(&model.labels, &*comm);
-        if comm.rank() != 0 {
-            return Ok(()); // rank 0 writes and reports
-        }
-        model.labels.len()
-    } else {
-        x.nrows()
+    let Some(labels) = procs.gather_labels(std::mem::take(&mut model.labels)) else {
+        return Ok(()); // rank 0 writes and reports
     };
+    model.labels = labels;
+    let n = model.labels.len();
     if let (Some(path), Some(p)) = (&a.proba_out, &proba) {
         let names: Vec<String> = (0..a.algo.k).map(|c| format!("p{c}")).collect();
         write_matrix(path, p.view(), &names)?;
@@ -145,7 +133,7 @@ pub fn run_gmm(a: GmmArgs) -> CliResult {
         "aic".into(),
         json!(criteria.then(|| model.aic(x.view())).transpose()?),
     );
-    extra.insert("processes".into(), json!(comm.size()));
+    extra.insert("processes".into(), json!(procs.comm.size()));
     extra.insert("weights".into(), json!(mix.weights.to_vec()));
     let means: Vec<Vec<f64>> = mix.means.rows().into_iter().map(|r| r.to_vec()).collect();
     extra.insert("means".into(), json!(means));
