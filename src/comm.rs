@@ -83,26 +83,65 @@ impl Partition {
     }
 }
 
-/// Rows `idx` (global indices) of the data split over the processes, on every process: each
-/// holder contributes its rows to a sum that is exact (every other process adds zeros).
+/// Rows `idx` (global indices) of the data split over the processes, on every process, in
+/// the order of `idx` (`x` is this process's slice).
 pub fn fetch_rows<F: crate::Scalar>(
     x: ndarray::ArrayView2<F>,
     part: Partition,
     idx: &[usize],
     comm: &dyn Communicator,
 ) -> ndarray::Array2<F> {
-    let d = x.ncols();
-    let mut buf = vec![0.0; idx.len() * d];
     let mine = part.offset..part.offset + x.nrows();
-    for (r, &i) in idx.iter().enumerate() {
-        if mine.contains(&i) {
-            for (b, v) in buf[r * d..(r + 1) * d].iter_mut().zip(x.row(i - part.offset)) {
-                *b = v.to_f64_exact();
-            }
+    let held: Vec<usize> = idx
+        .iter()
+        .filter(|i| mine.contains(i))
+        .map(|i| i - part.offset)
+        .collect();
+    share_rows(
+        x.select(ndarray::Axis(0), &held).view(),
+        part,
+        x.nrows(),
+        idx,
+        comm,
+    )
+}
+
+/// Rows `idx` (global indices) on every process, from `held`: the rows of `idx` this process
+/// holds (it holds `n_local` rows from `part.offset`), in the order of `idx`. Each process
+/// sends its rows exactly (values travel as f64), padded to the largest share, so a process
+/// receives about `idx.len()` rows whatever the number of processes.
+pub fn share_rows<F: crate::Scalar>(
+    held: ndarray::ArrayView2<F>,
+    part: Partition,
+    n_local: usize,
+    idx: &[usize],
+    comm: &dyn Communicator,
+) -> ndarray::Array2<F> {
+    let d = held.ncols();
+    let shares = comm.all_gather_u64(&[part.offset as u64, n_local as u64, held.nrows() as u64]);
+    let width = shares.chunks(3).map(|s| s[2] as usize).max().unwrap_or(0);
+    let mut block = vec![0.0; width * d];
+    for (b, row) in block.chunks_mut(d.max(1)).zip(held.rows()) {
+        b.iter_mut().zip(row).for_each(|(b, v)| *b = v.to_f64_exact());
+    }
+    let all = comm.all_gather_f64(&block);
+    // Each process's rows arrive in the order of `idx`; walk them back into place.
+    let mut next = vec![0usize; comm.size()];
+    let mut out = ndarray::Array2::<F>::zeros((idx.len(), d));
+    for (mut row, &i) in out.rows_mut().into_iter().zip(idx) {
+        let owner = shares.chunks(3).position(|s| {
+            let (lo, len) = (s[0] as usize, s[1] as usize);
+            (lo..lo + len).contains(&i)
+        });
+        if let Some(q) = owner {
+            let start = (q * width + next[q]) * d;
+            next[q] += 1;
+            row.iter_mut()
+                .zip(&all[start..start + d])
+                .for_each(|(r, &v)| *r = F::from_f64_lossy(v));
         }
     }
-    comm.allreduce_sum(&mut buf);
-    ndarray::Array2::from_shape_fn((idx.len(), d), |(r, j)| F::from_f64_lossy(buf[r * d + j]))
+    out
 }
 
 /// Makes every process return an error when any one found one (a process that went on alone

@@ -198,3 +198,63 @@ fn gmm_on_several_processes_equals_one_process() {
         }
     }
 }
+
+/// Mini-batch k-means gathers each batch on every process: the same steps bit for bit, with
+/// chunks that straddle the processes' slices, re-seeded centres and the tolerance rule.
+#[test]
+fn minibatch_on_several_processes_equals_one_process() {
+    use clustr::kmeans::MiniBatchKMeans;
+    let x = blobs(5003, 4, 8);
+    for (init, tol) in [(KMeansInit::KMeansPlusPlus, 0.0), (KMeansInit::Random, 1e-4)] {
+        let params = MiniBatchKMeans::new(12)
+            .init(init.clone())
+            .batch_size(256)
+            .chunk_size(1024)
+            .tol(tol)
+            .seed(9);
+        let single = params.fit(&x.view()).unwrap();
+        for size in [2, 3] {
+            let parts = on_slices(&x, size, |comm, xs| {
+                params.clone().communicator(comm).fit(&xs).unwrap()
+            });
+            let labels: Vec<i64> = parts.iter().flat_map(|m| m.labels.clone()).collect();
+            assert_eq!(labels, single.labels, "{init:?} on {size}");
+            for m in &parts {
+                assert_eq!(m.centers, single.centers);
+                assert_eq!((m.n_steps, m.converged), (single.n_steps, single.converged));
+                assert!((m.inertia - single.inertia).abs() <= 1e-12 * single.inertia);
+            }
+        }
+    }
+}
+
+/// Each process streams its window of a folder of .npy shards (windows and shards cut the
+/// rows at different places): the same model as one process on the array in memory.
+#[test]
+fn minibatch_streams_windows_of_npy_shards() {
+    use clustr::data::npy::NpyWriter;
+    use clustr::data::NpyRows;
+    use clustr::kmeans::MiniBatchKMeans;
+    let x = blobs(3000, 3, 5);
+    let dir = tempfile::tempdir().unwrap();
+    for (i, r) in [0..700, 700..2200, 2200..3000].into_iter().enumerate() {
+        let path = dir.path().join(format!("part-{i}.npy"));
+        let mut w = NpyWriter::<f64>::create(&path, r.len(), 3).unwrap();
+        w.write_rows(x.slice(s![r, ..])).unwrap();
+        w.finish().unwrap();
+    }
+    let params = MiniBatchKMeans::new(5).batch_size(200).chunk_size(400).seed(2);
+    let single = params.fit(&x.view()).unwrap();
+    let parts = on_ranks(2, |comm| {
+        let rows = NpyRows::open(dir.path()).unwrap();
+        let rows = rows.window(comm.row_range(3000)).unwrap();
+        params
+            .clone()
+            .communicator(comm)
+            .fit_source::<f64, _>(&rows)
+            .unwrap()
+    });
+    let labels: Vec<i64> = parts.iter().flat_map(|m| m.labels.clone()).collect();
+    assert_eq!(labels, single.labels);
+    assert_eq!(parts[0].centers, single.centers);
+}

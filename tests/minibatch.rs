@@ -2,7 +2,7 @@
 //! k-means, the same result in memory and streamed from a file and for any thread count,
 //! partial_fit, and errors.
 
-use clustr::data::npy::NpyFile;
+use clustr::data::NpyRows;
 use clustr::kmeans::{KMeans, KMeansInit, MiniBatchKMeans};
 use clustr::{Error, Fit, Predict};
 use ndarray::{array, Array2, Axis};
@@ -84,7 +84,7 @@ fn streamed_file_equals_memory_and_threads_do_not_matter() {
         .max_iter(3)
         .seed(5);
     let mem = params.fit(&x.view()).unwrap();
-    let file = params.fit_npy::<f64>(&NpyFile::open(&path).unwrap()).unwrap();
+    let file = params.fit_npy::<f64>(&NpyRows::open(&path).unwrap()).unwrap();
     assert_eq!(mem, file);
     assert!(!mem.converged && mem.n_iter == 3);
     assert_eq!(mem.n_steps, 3 * (7 * 7 + 1));
@@ -103,7 +103,7 @@ fn streamed_file_equals_memory_and_threads_do_not_matter() {
     let x32 = x.mapv(|v| v as f32);
     let p32 = dir.path().join("x32.npy");
     write_npy(&p32, &x32).unwrap();
-    let m32 = params.fit_npy::<f32>(&NpyFile::open(&p32).unwrap()).unwrap();
+    let m32 = params.fit_npy::<f32>(&NpyRows::open(&p32).unwrap()).unwrap();
     assert_eq!(m32, params.fit(&x32.view()).unwrap());
 }
 
@@ -188,7 +188,7 @@ fn bad_input_is_an_error() {
     let path = dir.path().join("f.npy");
     write_npy(&path, &x.t().as_standard_layout().reversed_axes()).unwrap();
     let err = MiniBatchKMeans::new(2)
-        .fit_npy::<f64>(&NpyFile::open(&path).unwrap())
+        .fit_npy::<f64>(&NpyRows::open(&path).unwrap())
         .unwrap_err();
     assert!(err.to_string().contains("C-order"), "{err}");
 }

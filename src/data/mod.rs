@@ -3,6 +3,7 @@
 
 pub mod csv;
 pub mod npy;
+pub mod shards;
 pub mod validate;
 
 use crate::error::{Error, Result};
@@ -14,6 +15,7 @@ use std::path::Path;
 
 pub use self::csv::{read_csv, CsvOptions, LabelColumn, Table};
 pub use npy::NpyFile;
+pub use shards::NpyRows;
 
 /// `v` itself when its rows are contiguous, otherwise a C-order copy (rows must be slices for
 /// the distance kernels).

@@ -19,10 +19,17 @@
 //! `batch_size`: every point is seen once per epoch and only one chunk is in memory. The same
 //! seed gives the same result for data in memory and for the same data in a file, and for any
 //! thread count.
+//!
+//! Distributed (a communicator from [`MiniBatchKMeans::communicator`]): every process holds a
+//! contiguous slice of the rows and draws the same epoch order over all rows; the rows of each
+//! batch are gathered on every process (about `batch_size × d` values received per step), so
+//! each process runs the same step on the same batch and the result equals one process's bit
+//! for bit; the variance scan and the final labelling, the passes over all rows, are split.
 
 use crate::backend::{Backend, CpuBackend};
-use crate::data::npy::NpyFile;
+use crate::comm::{agree, share_rows, single_process, Communicator, Partition, SharedComm};
 use crate::data::validate::check_finite;
+use crate::data::NpyRows;
 use crate::error::{Error, Result};
 use crate::estimator::{Clustering, Fit, Predict, Progress, ProgressFn};
 use crate::kmeans::{kmeans_plus_plus, KMeansInit};
@@ -34,7 +41,7 @@ use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
 
-/// Rows that mini-batch k-means reads in chunks: a matrix in memory or a .npy file.
+/// Rows that mini-batch k-means reads in chunks: a matrix in memory or .npy files.
 pub trait RowSource<F: Scalar>: Sync {
     /// Number of rows.
     fn nrows(&self) -> usize;
@@ -58,21 +65,18 @@ impl<F: Scalar> RowSource<F> for ArrayView2<'_, F> {
     }
 }
 
-impl<F: Scalar> RowSource<F> for NpyFile {
+impl<F: Scalar> RowSource<F> for NpyRows {
     fn nrows(&self) -> usize {
-        self.dim().map_or(0, |d| d.0)
+        NpyRows::nrows(self)
     }
     fn ncols(&self) -> usize {
-        self.dim().map_or(0, |d| d.1)
+        NpyRows::ncols(self)
     }
     fn chunk(&self, start: usize, end: usize) -> Result<CowArray<'_, F, Ix2>> {
-        Ok(match self.view::<F>() {
-            Some(v) => CowArray::from(v.slice_move(s![start..end, ..])),
-            None => CowArray::from(self.rows::<F>(start, end)?),
-        })
+        NpyRows::chunk(self, start, end)
     }
     fn release(&self, start: usize, end: usize) {
-        self.release_rows(start, end)
+        NpyRows::release(self, start, end)
     }
 }
 
@@ -104,6 +108,8 @@ pub struct MiniBatchKMeans {
     pub seed: u64,
     /// Progress callback (after each epoch, with the smoothed batch inertia per point).
     pub progress: Option<ProgressFn>,
+    /// The processes of a distributed run (default: this one alone).
+    pub comm: SharedComm,
 }
 
 impl MiniBatchKMeans {
@@ -122,7 +128,14 @@ impl MiniBatchKMeans {
             chunk_size: None,
             seed: 0,
             progress: None,
+            comm: single_process(),
         }
+    }
+    /// The communicator of a distributed run (see [`crate::comm`]): the source then holds
+    /// this process's slice of the rows.
+    pub fn communicator(mut self, comm: SharedComm) -> Self {
+        self.comm = comm;
+        self
     }
     /// Initialisation.
     pub fn init(mut self, init: KMeansInit) -> Self {
@@ -238,27 +251,34 @@ impl MiniBatchKMeans {
         })
     }
 
-    /// Fits on any row source (streamed chunk by chunk).
+    /// Fits on any row source (streamed chunk by chunk); in a distributed run, on this
+    /// process's rows (labels are those of its rows).
     pub fn fit_source<F: Scalar, S: RowSource<F>>(&self, src: &S) -> Result<MiniBatchKMeansModel<F>> {
-        let (n, d) = (src.nrows(), src.ncols());
-        self.validate(n, d)?;
-        check_fit(
-            self,
-            "mini-batch k-means",
-            n,
-            d,
-            size_of::<F>(),
-            "use a smaller --batch-size, or a sample of the data",
+        let comm = &*self.comm;
+        let (n_local, d) = (src.nrows(), src.ncols());
+        let part = Partition::of(n_local, comm);
+        let n = part.n_global;
+        agree(self.validate(n, d), comm)?;
+        agree(
+            check_fit(
+                self,
+                "mini-batch k-means",
+                n_local,
+                d,
+                size_of::<F>(),
+                "use a smaller --batch-size, or a sample of the data",
+            ),
+            comm,
         )?;
         let chunk = self.chunk_rows::<F>(d);
-        let tol = self.tol * scan(src, chunk)?;
+        let tol = self.tol * scan(src, chunk, part, comm)?;
         let mut rng = StdRng::seed_from_u64(self.seed);
         let batch = self.batch_size.min(n);
         let init_size = self
             .init_size
             .unwrap_or(if 3 * batch < self.k { 3 * self.k } else { 3 * batch })
             .min(n);
-        let validation = read_sample(src, &mut rng, init_size)?;
+        let validation = read_sample(src, part, comm, &mut rng, init_size)?;
         let n_init = match (&self.init, self.n_init) {
             (_, Some(r)) => r,
             (KMeansInit::Random, None) => 3,
@@ -267,38 +287,48 @@ impl MiniBatchKMeans {
         let backend = CpuBackend::default();
         let mut best: Option<(Array2<F>, f64)> = None;
         for _ in 0..n_init {
-            let sample = read_sample(src, &mut rng, init_size)?;
+            let sample = read_sample(src, part, comm, &mut rng, init_size)?;
             let centers = self.init_centers(sample.view(), &mut rng)?;
             let inertia = batch_inertia(&backend, validation.view(), centers.view())?.1;
             if best.as_ref().is_none_or(|b| inertia < b.1) {
                 best = Some((centers, inertia));
             }
         }
-        src.release(0, n);
+        src.release(0, n_local);
         let centers = best.expect("n_init >= 1").0;
         let mut state = Stepper::new(centers, self.reassignment_ratio, rng);
         let mut conv = Convergence::new(self.max_no_improvement, tol, batch, n);
         let mut converged = false;
         let n_chunks = n.div_ceil(chunk);
+        let mine = part.offset..part.offset + n_local;
         'epochs: for epoch in 0..self.max_iter {
             let mut order: Vec<usize> = (0..n_chunks).collect();
             order.shuffle(&mut state.rng);
             for c in order {
+                // Global rows lo..hi; this process holds lo_l..hi_l of them (maybe none).
                 let (lo, hi) = (c * chunk, ((c + 1) * chunk).min(n));
-                let rows = src.chunk(lo, hi)?;
-                let mut perm: Vec<usize> = (0..hi - lo).collect();
+                let lo_l = lo.clamp(mine.start, mine.end);
+                let hi_l = hi.clamp(lo_l, mine.end);
+                let local = (lo_l - part.offset, hi_l - part.offset);
+                let rows = src.chunk(local.0, local.1)?;
+                let mut perm: Vec<usize> = (lo..hi).collect();
                 perm.shuffle(&mut state.rng);
                 for idx in perm.chunks(batch) {
-                    let b = rows.select(Axis(0), idx);
+                    let held: Vec<usize> = idx
+                        .iter()
+                        .filter(|i| (lo_l..hi_l).contains(i))
+                        .map(|i| i - lo_l)
+                        .collect();
+                    let b = share_rows(rows.select(Axis(0), &held).view(), part, n_local, idx, comm);
                     let random_reassign = state.random_reassign(batch);
                     let (inertia, shift) = state.step(&backend, b.view(), random_reassign)?;
                     if conv.done(inertia, shift) {
                         converged = true;
-                        src.release(lo, hi);
+                        src.release(local.0, local.1);
                         break 'epochs;
                     }
                 }
-                src.release(lo, hi);
+                src.release(local.0, local.1);
             }
             if let Some(p) = &self.progress {
                 p.report(&Progress {
@@ -309,22 +339,23 @@ impl MiniBatchKMeans {
             }
         }
         // The final assignment of every point.
-        let mut labels = Vec::with_capacity(n);
-        let mut inertia = 0.0;
-        for lo in (0..n).step_by(chunk) {
-            let hi = (lo + chunk).min(n);
+        let mut labels = Vec::with_capacity(n_local);
+        let mut inertia = [0.0];
+        for lo in (0..n_local).step_by(chunk) {
+            let hi = (lo + chunk).min(n_local);
             let rows = src.chunk(lo, hi)?;
             let (l, i) = batch_inertia(&backend, rows.view(), state.centers.view())?;
             labels.extend(l);
-            inertia += i;
+            inertia[0] += i;
             src.release(lo, hi);
         }
+        comm.allreduce_sum(&mut inertia);
         let n_steps = conv.steps;
         Ok(MiniBatchKMeansModel {
             centers: state.centers.clone(),
             counts: state.counts.clone(),
             labels,
-            inertia,
+            inertia: inertia[0],
             n_iter: (n_steps * batch).div_ceil(n),
             n_steps,
             converged,
@@ -332,17 +363,17 @@ impl MiniBatchKMeans {
         })
     }
 
-    /// Streams a .npy file (C order, so that a chunk of rows is a contiguous range); the file's
-    /// pages are dropped from memory after each chunk.
-    pub fn fit_npy<F: Scalar>(&self, file: &NpyFile) -> Result<MiniBatchKMeansModel<F>> {
-        if file.header().fortran_order {
+    /// Streams a .npy file or a folder of .npy shards ([`NpyRows`]; C order, so that a chunk
+    /// of rows is a contiguous range); the files' pages are dropped from memory after each
+    /// chunk. In a distributed run, `rows` is this process's window.
+    pub fn fit_npy<F: Scalar>(&self, rows: &NpyRows) -> Result<MiniBatchKMeansModel<F>> {
+        if !rows.c_order() {
             return Err(Error::Unsupported(
                 "streaming needs a C-order .npy (rows contiguous); convert it with numpy.ascontiguousarray"
                     .into(),
             ));
         }
-        file.dim()?;
-        self.fit_source(file)
+        self.fit_source(rows)
     }
 
     /// Starts incremental fitting on a first batch (scikit-learn's first `partial_fit` call):
@@ -376,52 +407,102 @@ impl MiniBatchKMeans {
 
 /// One pass over the source: every value finite (errors name the row in the whole data), and
 /// the mean over features of the population variance (scikit-learn's `_tolerance` scale),
-/// with chunk results merged by Chan et al.'s formula in chunk order.
-fn scan<F: Scalar, S: RowSource<F>>(src: &S, chunk: usize) -> Result<f64> {
-    let (n, d) = (src.nrows(), src.ncols());
-    let (mut count, mut mean, mut m2) = (0.0f64, vec![0.0f64; d], vec![0.0f64; d]);
-    for lo in (0..n).step_by(chunk) {
-        let hi = (lo + chunk).min(n);
-        let rows = src.chunk(lo, hi)?;
-        check_finite(rows.view(), "data").map_err(|e| match e {
-            Error::NonFinite {
-                what,
-                row,
-                col,
-                value,
-            } => Error::NonFinite {
-                what,
-                row: row + lo,
-                col,
-                value,
-            },
-            e => e,
-        })?;
-        let m = (hi - lo) as f64;
-        for j in 0..d {
-            let col = rows.column(j);
-            let cm = col.iter().map(|v| v.to_f64_exact()).sum::<f64>() / m;
-            let cm2: f64 = col.iter().map(|v| (v.to_f64_exact() - cm).powi(2)).sum();
-            let delta = cm - mean[j];
-            let total = count + m;
-            mean[j] += delta * m / total;
-            m2[j] += cm2 + delta * delta * count * m / total;
+/// with chunk results merged by Chan et al.'s formula in chunk order, then over the
+/// processes in rank order.
+fn scan<F: Scalar, S: RowSource<F>>(
+    src: &S,
+    chunk: usize,
+    part: Partition,
+    comm: &dyn Communicator,
+) -> Result<f64> {
+    let d = src.ncols();
+    let mut stats = vec![0.0; 1 + 2 * d]; // count, means, sums of squared deviations
+    let local = (|| {
+        let n = src.nrows();
+        for lo in (0..n).step_by(chunk) {
+            let hi = (lo + chunk).min(n);
+            let rows = src.chunk(lo, hi)?;
+            check_finite(rows.view(), "data").map_err(|e| match e {
+                Error::NonFinite {
+                    what,
+                    row,
+                    col,
+                    value,
+                } => Error::NonFinite {
+                    what,
+                    row: row + part.offset + lo,
+                    col,
+                    value,
+                },
+                e => e,
+            })?;
+            let m = (hi - lo) as f64;
+            let mut part_stats = vec![m];
+            for j in 0..d {
+                let col = rows.column(j);
+                part_stats.push(col.iter().map(|v| v.to_f64_exact()).sum::<f64>() / m);
+            }
+            for j in 0..d {
+                let cm = part_stats[1 + j];
+                part_stats.push(
+                    rows.column(j)
+                        .iter()
+                        .map(|v| (v.to_f64_exact() - cm).powi(2))
+                        .sum(),
+                );
+            }
+            merge_moments(&mut stats, &part_stats);
+            src.release(lo, hi);
         }
-        count += m;
-        src.release(lo, hi);
+        Ok(())
+    })();
+    agree(local, comm)?;
+    let all = comm.all_gather_f64(&stats);
+    let mut total = vec![0.0; 1 + 2 * d];
+    for p in all.chunks(1 + 2 * d) {
+        merge_moments(&mut total, p);
     }
-    Ok(m2.iter().map(|v| v / count).sum::<f64>() / d as f64)
+    Ok(total[1 + d..].iter().map(|v| v / total[0]).sum::<f64>() / d as f64)
 }
 
-/// `size` distinct rows drawn at random, read in increasing row order.
-fn read_sample<F: Scalar, S: RowSource<F>>(src: &S, rng: &mut StdRng, size: usize) -> Result<Array2<F>> {
-    let mut idx = rand::seq::index::sample(rng, src.nrows(), size).into_vec();
-    idx.sort_unstable();
-    let mut out = Array2::<F>::zeros((size, src.ncols()));
-    for (r, &i) in idx.iter().enumerate() {
-        out.row_mut(r).assign(&src.chunk(i, i + 1)?.row(0));
+/// Chan et al.'s merge of (count, means, sums of squared deviations) into `acc`.
+fn merge_moments(acc: &mut [f64], part: &[f64]) {
+    let d = (acc.len() - 1) / 2;
+    let (count, m) = (acc[0], part[0]);
+    if m == 0.0 {
+        return;
     }
-    Ok(out)
+    let total = count + m;
+    for j in 0..d {
+        let delta = part[1 + j] - acc[1 + j];
+        acc[1 + j] += delta * m / total;
+        acc[1 + d + j] += part[1 + d + j] + delta * delta * count * m / total;
+    }
+    acc[0] = total;
+}
+
+/// `size` distinct rows drawn at random from all processes' rows, in increasing row order, on
+/// every process.
+fn read_sample<F: Scalar, S: RowSource<F>>(
+    src: &S,
+    part: Partition,
+    comm: &dyn Communicator,
+    rng: &mut StdRng,
+    size: usize,
+) -> Result<Array2<F>> {
+    let mut idx = rand::seq::index::sample(rng, part.n_global, size).into_vec();
+    idx.sort_unstable();
+    let mine = part.offset..part.offset + src.nrows();
+    let held: Vec<usize> = idx
+        .iter()
+        .filter(|i| mine.contains(i))
+        .map(|i| i - part.offset)
+        .collect();
+    let mut rows = Array2::<F>::zeros((held.len(), src.ncols()));
+    for (r, &i) in held.iter().enumerate() {
+        rows.row_mut(r).assign(&src.chunk(i, i + 1)?.row(0));
+    }
+    Ok(share_rows(rows.view(), part, src.nrows(), &idx, comm))
 }
 
 /// Nearest-centre labels of `x` and their inertia.

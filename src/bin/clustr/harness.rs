@@ -1,7 +1,7 @@
 //! What every subcommand shares: options for execution and output, loading input, errors and
 //! exit codes, JSON output, progress bars.
 
-use clustr::data::{read_matrix, validate::check_points};
+use clustr::data::{read_matrix, validate::check_points, NpyRows};
 use clustr::{AnyBackend, BackendChoice, Error, Scalar};
 use ndarray::Array2;
 use std::io::IsTerminal;
@@ -101,21 +101,34 @@ impl Processes {
     }
 
     /// The input points: all of them, or in a distributed run this process's slice of the
-    /// rows of a .npy file (it reads only those); errors name the file.
+    /// rows of a .npy file or a folder of .npy shards (it reads only those); errors name the
+    /// file. (A distributed fit checks the values itself, with every process agreeing.)
     pub fn load<F: Scalar>(&self, path: &Path) -> CliResult<Array2<F>> {
-        if !self.distributed {
+        if !self.distributed && !path.is_dir() {
             return load_points(path);
         }
-        if clustr::data::FileKind::of(path)? != clustr::data::FileKind::Npy {
+        let rows = self.rows(path)?;
+        let x = rows
+            .rows::<F>(0, rows.nrows())
+            .map_err(|e| CliError::from(e).prefixed(path))?;
+        if !self.distributed {
+            check_points(x.view()).map_err(|e| CliError::from(e).prefixed(path))?;
+        }
+        Ok(x)
+    }
+
+    /// The rows this process reads, unread yet: a .npy file or a folder of .npy shards (in
+    /// file-name order), in a distributed run this process's contiguous slice of them.
+    pub fn rows(&self, path: &Path) -> CliResult<NpyRows> {
+        if !path.is_dir() && clustr::data::FileKind::of(path)? != clustr::data::FileKind::Npy {
             return Err(CliError::usage(format!(
-                "{}: a distributed run reads its rows from a .npy file",
+                "{}: a distributed run reads its rows from a .npy file or a folder of .npy shards",
                 path.display()
             )));
         }
-        let file = clustr::data::npy::NpyFile::open(path)?;
-        let (n, _) = file.dim()?;
-        let rows = self.comm.row_range(n);
-        Ok(file.rows::<F>(rows.start, rows.end)?)
+        let rows = NpyRows::open(path)?;
+        let slice = self.comm.row_range(rows.total_rows());
+        Ok(rows.window(slice)?)
     }
 
     /// All the labels, in row order, on the process that writes and reports (rank 0); `None`

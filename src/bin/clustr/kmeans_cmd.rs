@@ -5,7 +5,6 @@ use crate::harness::{
     iteration_bar, load_points, secs, AlgoArgs, CliError, CliResult, Dtype, ExecArgs, OutputArgs, Processes,
     Report,
 };
-use clustr::data::npy::NpyFile;
 use clustr::data::{read_matrix, FileKind};
 use clustr::kmeans::{Algorithm, KMeans, KMeansInit, MiniBatchKMeans};
 use clustr::{Fit, Scalar};
@@ -136,8 +135,8 @@ fn fit<F: Scalar>(params: KMeans, a: &Args) -> CliResult {
 
 #[derive(clap::Args)]
 pub struct MiniBatchArgs {
-    /// Points, rows = samples: a .npy file is streamed in chunks (it may be larger than
-    /// memory); a .csv file is read whole.
+    /// Points, rows = samples: a .npy file or a folder of .npy shards is streamed in chunks
+    /// (it may be larger than memory); a .csv file is read whole.
     input: PathBuf,
     #[command(flatten)]
     algo: AlgoArgs,
@@ -168,6 +167,11 @@ pub struct MiniBatchArgs {
     /// Element type of the computation: f32 or f64.
     #[arg(long, value_enum, default_value = "f64")]
     dtype: Dtype,
+    /// Run as one process of an MPI job (`mpirun -n P clustr minibatch-kmeans --distributed
+    /// X.npy`): each process streams its slice of the rows; every batch is gathered on all
+    /// processes, so the result equals one process's. Needs the `mpi` feature.
+    #[arg(long)]
+    distributed: bool,
     #[command(flatten)]
     exec: ExecArgs,
     #[command(flatten)]
@@ -202,30 +206,33 @@ pub fn run_minibatch(a: MiniBatchArgs) -> CliResult {
 
 fn fit_minibatch<F: Scalar>(params: MiniBatchKMeans, a: &MiniBatchArgs) -> CliResult {
     let started = Instant::now();
-    let ((model, d), threads) = a.exec.run(|_backend| {
+    let procs = Processes::new(a.distributed)?;
+    let ((mut model, d), threads) = a.exec.run(|_backend| {
         let (bar, progress) = iteration_bar(params.max_iter, "minibatch-kmeans", &a.output);
-        let params = params.clone().progress(progress);
-        let (model, d) = match FileKind::of(&a.input)? {
-            FileKind::Npy => {
-                let file = NpyFile::open(&a.input)?;
-                let d = file.dim()?.1;
-                let m = params
-                    .fit_npy::<F>(&file)
-                    .map_err(|e| CliError::from(e).prefixed(&a.input))?;
-                (m, d)
-            }
-            FileKind::Csv => {
-                let x = load_points::<F>(&a.input)?;
-                (params.fit(&x.view())?, x.ncols())
-            }
+        let params = params.clone().communicator(procs.comm.clone()).progress(progress);
+        let streamed = a.distributed || a.input.is_dir() || FileKind::of(&a.input)? == FileKind::Npy;
+        let (model, d) = if streamed {
+            let rows = procs.rows(&a.input)?;
+            let m = params
+                .fit_npy::<F>(&rows)
+                .map_err(|e| CliError::from(e).prefixed(&a.input))?;
+            (m, rows.ncols())
+        } else {
+            let x = load_points::<F>(&a.input)?;
+            (params.fit(&x.view())?, x.ncols())
         };
         bar.finish_and_clear();
         Ok((model, d))
     })?;
+    let Some(labels) = procs.gather_labels(std::mem::take(&mut model.labels)) else {
+        return Ok(()); // rank 0 writes and reports
+    };
+    model.labels = labels;
     let mut extra = serde_json::Map::new();
     extra.insert("centers".into(), centers_json(&model.centers));
     extra.insert("inertia".into(), json!(model.inertia));
     extra.insert("n_steps".into(), json!(model.n_steps));
+    extra.insert("processes".into(), json!(procs.comm.size()));
     Report {
         algorithm: "minibatch-kmeans",
         n: model.labels.len(),
