@@ -258,3 +258,43 @@ fn minibatch_streams_windows_of_npy_shards() {
     assert_eq!(labels, single.labels);
     assert_eq!(parts[0].centers, single.centers);
 }
+
+/// CLARA's samples are gathered and its loss summed over the processes: the same medoids,
+/// labels and loss as one process, for the three variants and two metrics.
+#[test]
+fn clara_on_several_processes_equals_one_process() {
+    use clustr::kmedoids::Clara;
+    use clustr::{MetricKind, OnTheFly};
+    let x = blobs(2503, 3, 5);
+    for (params, metric) in [
+        (Clara::fasterclara(5).seed(4), MetricKind::Euclidean),
+        (Clara::fastclara(5).samples(3).seed(1), MetricKind::Manhattan),
+        (Clara::new(5).sample_size(60).seed(2), MetricKind::Euclidean),
+    ] {
+        let single = params.fit(&OnTheFly::new(x.view(), metric).unwrap()).unwrap();
+        assert_eq!(params.fit_points(x.view(), &metric).unwrap(), single);
+        for size in [2, 3] {
+            let parts = on_slices(&x, size, |comm, xs| {
+                params.clone().communicator(comm).fit_points(xs, &metric).unwrap()
+            });
+            let labels: Vec<i64> = parts.iter().flat_map(|m| m.labels.clone()).collect();
+            assert_eq!(labels, single.labels, "{} on {size}", params.name());
+            for m in &parts {
+                assert_eq!(m.medoids, single.medoids);
+                assert!((m.loss - single.loss).abs() <= 1e-12 * single.loss);
+            }
+        }
+    }
+    // A dissimilarity cannot be split: fit refuses a distributed communicator.
+    let refused = on_ranks(2, |comm| {
+        Clara::fasterclara(2)
+            .communicator(comm)
+            .fit(&OnTheFly::new(x.view(), MetricKind::Euclidean).unwrap())
+            .map(drop)
+    });
+    assert!(refused[0]
+        .as_ref()
+        .unwrap_err()
+        .to_string()
+        .contains("fit_points"));
+}

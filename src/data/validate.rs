@@ -72,6 +72,29 @@ pub fn check_same_len(what: &str, expected: usize, got: usize) -> Result<()> {
     Ok(())
 }
 
+/// [`check_points`] for one process's slice of the rows of a distributed run, which starts at
+/// global row `offset`: errors name the global row; a slice may be empty when the whole data
+/// is not (`n_global` rows).
+pub fn check_slice<F: Scalar>(x: ArrayView2<F>, offset: usize, n_global: usize) -> Result<()> {
+    if x.nrows() == 0 && n_global > 0 {
+        return Ok(());
+    }
+    check_points(x).map_err(|e| match e {
+        Error::NonFinite {
+            what,
+            row,
+            col,
+            value,
+        } => Error::NonFinite {
+            what,
+            row: row + offset,
+            col,
+            value,
+        },
+        e => e,
+    })
+}
+
 /// Checks a precomputed dissimilarity matrix: non-empty, square, finite, non-negative and
 /// symmetric within `tol` (see [`SYMMETRY_TOL`]).
 pub fn check_dissimilarity_matrix<T: ToPrimitive + Copy + Sync>(d: ArrayView2<T>, tol: f64) -> Result<()> {

@@ -21,7 +21,7 @@ pub use minibatch::{MiniBatchKMeans, MiniBatchKMeansModel, RowSource};
 
 use crate::backend::{Backend, CpuBackend};
 use crate::comm::{agree, fetch_rows, single_process, Communicator, Partition, SharedComm, SingleProcess};
-use crate::data::validate::{check_k, check_points};
+use crate::data::validate::{check_k, check_points, check_slice};
 use crate::error::{Error, Result};
 use crate::estimator::{Clustering, Fit, Predict, Progress, ProgressFn};
 use crate::memory::{check_fit, product, MemoryEstimate};
@@ -186,8 +186,9 @@ impl KMeans {
         self
     }
 
-    fn validate<F: Scalar>(&self, x: ArrayView2<F>, n_global: usize) -> Result<()> {
-        check_points(x)?;
+    fn validate<F: Scalar>(&self, x: ArrayView2<F>, part: Partition) -> Result<()> {
+        check_slice(x, part.offset, part.n_global)?;
+        let n_global = part.n_global;
         check_k(self.k, n_global)?;
         if self.n_init == Some(0) {
             return Err(Error::param("n_init", 0, "at least one run"));
@@ -280,7 +281,7 @@ impl<F: Scalar> Fit<ArrayView2<'_, F>> for KMeans {
     fn fit(&self, x: &ArrayView2<'_, F>) -> Result<KMeansModel<F>> {
         let comm = &*self.comm;
         let part = Partition::of(x.nrows(), comm);
-        agree(self.validate(*x, part.n_global), comm)?;
+        agree(self.validate(*x, part), comm)?;
         check_fit(
             self,
             "k-means",

@@ -5,15 +5,22 @@
 //!
 //! Defaults as ELKI: 5 samples of 40 + 2k (CLARA, inner PAM) or 80 + 4k (FastCLARA with
 //! FastPAM2, FasterCLARA with FasterPAM) points, BUILD on each sample.
+//!
+//! Distributed ([`Clara::communicator`], [`Clara::fit_points`]): every process holds a slice
+//! of the points and draws the same samples (global row indices); each sends the sample rows
+//! it holds, every process runs the inner method on the gathered sample (the same medoids),
+//! and the full-data loss is each process's share, summed in rank order.
 
-use super::swap::LossOf;
-use super::{total_deviation, Init, KMedoids, KMedoidsModel, KValue};
-use crate::data::validate::check_k;
+use super::{nearest_medoids, total_deviation, Init, KMedoids, KMedoidsModel, KValue};
+use crate::comm::{agree, fetch_rows, single_process, Partition, SharedComm};
+use crate::data::validate::{check_k, check_slice};
 use crate::dissim::{DenseMatrix, Dissimilarity};
 use crate::error::{Error, Result};
 use crate::estimator::{Fit, Progress, ProgressFn};
 use crate::memory::{check_fit, product, MemoryEstimate};
-use ndarray::Array2;
+use crate::metric::Metric;
+use crate::scalar::Scalar;
+use ndarray::{Array2, ArrayView2};
 use num_traits::{ToPrimitive, Zero};
 use rand::rngs::StdRng;
 use rand::SeedableRng;
@@ -48,6 +55,8 @@ pub struct Clara {
     pub seed: u64,
     /// Progress callback (after each sample).
     pub progress: Option<ProgressFn>,
+    /// The processes of a distributed run (default: this one alone); see [`Clara::fit_points`].
+    pub comm: SharedComm,
 }
 
 impl Clara {
@@ -61,7 +70,14 @@ impl Clara {
             max_iter: 100,
             seed: 0,
             progress: None,
+            comm: single_process(),
         }
+    }
+    /// The communicator of a distributed run (see [`crate::comm`]); a distributed run fits
+    /// points with [`Clara::fit_points`].
+    pub fn communicator(mut self, comm: SharedComm) -> Self {
+        self.comm = comm;
+        self
     }
     /// CLARA.
     pub fn new(k: usize) -> Self {
@@ -143,15 +159,116 @@ impl MemoryEstimate for Clara {
     }
 }
 
-impl<D> Fit<D> for Clara
+/// What CLARA needs of its data: the dissimilarities among a sample, and each object's
+/// nearest medoid with the loss over all objects.
+trait Sampled {
+    type Value: KValue;
+    /// Objects over all processes.
+    fn len(&self) -> usize;
+    /// The s × s dissimilarities among `sample` (distinct objects).
+    fn among(&self, sample: &[usize]) -> Array2<Self::Value>;
+    /// The loss over all objects and the medoid position of each of this process's objects.
+    fn deviation(&self, medoids: &[usize]) -> (<Self::Value as KValue>::Loss, Vec<usize>);
+}
+
+/// A dissimilarity on one process.
+struct Whole<'a, D>(&'a D);
+
+impl<D: Dissimilarity> Sampled for Whole<'_, D>
 where
-    D: Dissimilarity,
     D::Value: KValue,
 {
-    type Model = KMedoidsModel<<D::Value as KValue>::Loss>;
+    type Value = D::Value;
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+    fn among(&self, sample: &[usize]) -> Array2<D::Value> {
+        let s = sample.len();
+        Array2::from_shape_fn((s, s), |(a, b)| {
+            if a == b {
+                D::Value::zero()
+            } else {
+                self.0.get(sample[a], sample[b])
+            }
+        })
+    }
+    fn deviation(&self, medoids: &[usize]) -> (<D::Value as KValue>::Loss, Vec<usize>) {
+        total_deviation(self.0, medoids)
+    }
+}
 
-    fn fit(&self, d: &D) -> Result<Self::Model> {
-        let n = d.len();
+/// Points split over the processes, with a metric.
+struct Spread<'a, F, M> {
+    x: ArrayView2<'a, F>,
+    metric: &'a M,
+    part: Partition,
+    comm: &'a dyn crate::comm::Communicator,
+}
+
+impl<F: Scalar + KValue<Loss = f64>, M: Metric> Sampled for Spread<'_, F, M> {
+    type Value = F;
+    fn len(&self) -> usize {
+        self.part.n_global
+    }
+    fn among(&self, sample: &[usize]) -> Array2<F> {
+        let rows = fetch_rows(self.x, self.part, sample, self.comm);
+        let row = |a: usize| rows.row(a).to_slice().expect("standard layout");
+        let s = sample.len();
+        Array2::from_shape_fn((s, s), |(a, b)| {
+            if a == b {
+                F::zero()
+            } else {
+                self.metric.distance(row(a), row(b))
+            }
+        })
+    }
+    fn deviation(&self, medoids: &[usize]) -> (f64, Vec<usize>) {
+        let rows = fetch_rows(self.x, self.part, medoids, self.comm);
+        let (loss, labels) = nearest_medoids(self.x.nrows(), medoids.len(), |o, i| {
+            if medoids[i] == self.part.offset + o {
+                F::zero()
+            } else {
+                let a = self.x.row(o);
+                let b = rows.row(i);
+                self.metric.distance(
+                    a.as_slice().expect("standard layout"),
+                    b.as_slice().expect("standard layout"),
+                )
+            }
+        });
+        let mut total = [loss];
+        self.comm.allreduce_sum(&mut total);
+        (total[0], labels)
+    }
+}
+
+impl Clara {
+    /// Fits points with a metric (dissimilarities computed on the fly). In a distributed run
+    /// `x` is this process's slice of the rows: the medoids are global row indices, the loss
+    /// is over all rows, the labels are those of this process's rows.
+    pub fn fit_points<F, M>(&self, x: ArrayView2<F>, metric: &M) -> Result<KMedoidsModel<f64>>
+    where
+        F: Scalar + KValue<Loss = f64>,
+        M: Metric,
+    {
+        let comm = &*self.comm;
+        let part = Partition::of(x.nrows(), comm);
+        let x = crate::data::standard_layout(x);
+        agree(
+            check_slice(x.view(), part.offset, part.n_global).and_then(|()| metric.check_dim(x.ncols())),
+            comm,
+        )?;
+        let data = Spread {
+            x: x.view(),
+            metric,
+            part,
+            comm,
+        };
+        self.run(&data, x.ncols())
+    }
+
+    fn run<S: Sampled>(&self, data: &S, dim: usize) -> Result<KMedoidsModel<<S::Value as KValue>::Loss>> {
+        let n = data.len();
         if n == 0 {
             return Err(Error::EmptyInput {
                 what: "dissimilarity has 0 objects".into(),
@@ -173,13 +290,14 @@ where
             self,
             self.name(),
             n,
-            0,
-            size_of::<D::Value>(),
+            dim,
+            size_of::<S::Value>(),
             "use a smaller --sample-size",
         )?;
         let mut rng = StdRng::seed_from_u64(self.seed);
         // (full-data loss, medoids, labels) of the best sample so far.
-        let mut best: Option<(LossOf<D>, Vec<usize>, Vec<usize>)> = None;
+        type Best<S> = (<<S as Sampled>::Value as KValue>::Loss, Vec<usize>, Vec<usize>);
+        let mut best: Option<Best<S>> = None;
         let mut total_swaps = 0;
         for t in 0..self.samples {
             // The sample: the best medoids so far (unless independent), then random others.
@@ -198,14 +316,7 @@ where
                 sample.extend(others.take(s - kept.len()));
                 sample.sort_unstable();
             }
-            let m = Array2::from_shape_fn((s, s), |(a, b)| {
-                if a == b {
-                    D::Value::zero()
-                } else {
-                    d.get(sample[a], sample[b])
-                }
-            });
-            let sub = DenseMatrix::new(m)?;
+            let sub = DenseMatrix::new(data.among(&sample))?;
             let model = match self.inner().seed(self.seed.wrapping_add(t as u64)).fit(&sub) {
                 Ok(m) => m,
                 // A sample with fewer than k distinct objects (duplicated points) is skipped:
@@ -215,7 +326,7 @@ where
             };
             total_swaps += model.n_swaps;
             let medoids: Vec<usize> = model.medoids.iter().map(|&i| sample[i]).collect();
-            let (loss, labels) = total_deviation(d, &medoids);
+            let (loss, labels) = data.deviation(&medoids);
             if let Some(p) = &self.progress {
                 p.report(&Progress {
                     iteration: t + 1,
@@ -249,5 +360,22 @@ where
             n_swaps: total_swaps,
             converged: true,
         })
+    }
+}
+
+impl<D> Fit<D> for Clara
+where
+    D: Dissimilarity,
+    D::Value: KValue,
+{
+    type Model = KMedoidsModel<<D::Value as KValue>::Loss>;
+
+    fn fit(&self, d: &D) -> Result<Self::Model> {
+        if self.comm.size() > 1 {
+            return Err(Error::Unsupported(
+                "a distributed CLARA fits points split over the processes: use Clara::fit_points".into(),
+            ));
+        }
+        self.run(&Whole(d), 0)
     }
 }

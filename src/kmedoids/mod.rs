@@ -446,29 +446,40 @@ where
     D: Dissimilarity,
     D::Value: KValue,
 {
-    const CHUNK: usize = 4096;
     assert!(!medoids.is_empty(), "total_deviation needs at least one medoid");
-    let n = d.len();
-    let parts: Vec<(<D::Value as KValue>::Loss, Vec<usize>)> = (0..n.div_ceil(CHUNK))
+    nearest_medoids(d.len(), medoids.len(), |o, i| {
+        let m = medoids[i];
+        if m == o {
+            D::Value::zero()
+        } else {
+            d.get(o, m)
+        }
+    })
+}
+
+/// [`total_deviation`] of objects `0..n` with `dist(o, i)` the dissimilarity of object `o` to
+/// medoid `i` of `k`.
+pub(crate) fn nearest_medoids<V: KValue>(
+    n: usize,
+    k: usize,
+    dist: impl Fn(usize, usize) -> V + Sync,
+) -> (V::Loss, Vec<usize>) {
+    const CHUNK: usize = 4096;
+    let parts: Vec<(V::Loss, Vec<usize>)> = (0..n.div_ceil(CHUNK))
         .into_par_iter()
         .map(|c| {
-            let mut loss = <D::Value as KValue>::Loss::zero();
+            let mut loss = V::Loss::zero();
             let labels = (c * CHUNK..((c + 1) * CHUNK).min(n))
                 .map(|o| {
-                    let (dist, i) = medoids
-                        .iter()
-                        .enumerate()
-                        .map(|(i, &m)| (if m == o { D::Value::zero() } else { d.get(o, m) }, i))
-                        .reduce(lowest)
-                        .expect("k >= 1");
-                    loss += dist.widen();
+                    let (d, i) = (0..k).map(|i| (dist(o, i), i)).reduce(lowest).expect("k >= 1");
+                    loss += d.widen();
                     i
                 })
                 .collect();
             (loss, labels)
         })
         .collect();
-    let mut total = <D::Value as KValue>::Loss::zero();
+    let mut total = V::Loss::zero();
     let mut labels = Vec::with_capacity(n);
     for (l, part) in parts {
         total += l;

@@ -5,7 +5,8 @@
 //! CLARANS families compute distances on the fly in O(n·k) memory.
 
 use crate::harness::{
-    iteration_bar, load_points, secs, AlgoArgs, CliError, CliResult, Dtype, ExecArgs, OutputArgs, Report,
+    iteration_bar, load_points, secs, AlgoArgs, CliError, CliResult, Dtype, ExecArgs, OutputArgs, Processes,
+    Report,
 };
 use clustr::data::read_matrix;
 use clustr::kmedoids::{Clara, Clarans, Init, KMedoids, KMedoidsModel, KValue};
@@ -59,6 +60,12 @@ pub struct Args {
     /// Add the silhouette (O(n²) distances) and the medoid silhouette (O(n·k)) to the report.
     #[arg(long)]
     silhouette: bool,
+    /// clara, fastclara, fasterclara on points: run as one process of an MPI job (`mpirun -n
+    /// P clustr fasterclara --distributed X.npy`): each process holds its slice of the rows,
+    /// the samples are gathered, the loss is summed over the processes; rank 0 writes the
+    /// labels and prints the summary. Needs the `mpi` feature.
+    #[arg(long)]
+    distributed: bool,
     #[command(flatten)]
     exec: ExecArgs,
     #[command(flatten)]
@@ -156,6 +163,11 @@ pub fn run(method: &str, a: Args) -> CliResult {
             Algo::Swap(p)
         }
     };
+    if a.distributed && (!matches!(algo, Algo::Clara(_)) || a.precomputed || a.silhouette) {
+        return Err(CliError::usage(
+            "--distributed runs clara, fastclara and fasterclara on points, without --precomputed or --silhouette",
+        ));
+    }
     match a.dtype {
         Dtype::F32 => fit::<f32>(method, algo, &a),
         Dtype::F64 => fit::<f64>(method, algo, &a),
@@ -164,11 +176,21 @@ pub fn run(method: &str, a: Args) -> CliResult {
 
 fn fit<F: Scalar + KValue<Loss = f64>>(method: &str, algo: Algo, a: &Args) -> CliResult {
     let started = Instant::now();
-    let ((model, d, dist_s, fit_s, sil, backend_name), threads) = a.exec.run(|backend| {
+    let procs = Processes::new(a.distributed)?;
+    let ((mut model, d, dist_s, fit_s, sil, backend_name), threads) = a.exec.run(|backend| {
         let t0 = Instant::now();
         let (bar, progress) = iteration_bar(algo.steps(), method, &a.output);
         let prefixed = |e: clustr::Error| CliError::from(e).prefixed(&a.input);
-        let (model, d, dist_s, fit_s, sil) = if a.precomputed {
+        let (model, d, dist_s, fit_s, sil) = if let (true, Algo::Clara(p)) = (a.distributed, &algo) {
+            let metric: MetricKind = a.metric.parse()?;
+            let x = procs.load::<F>(&a.input)?;
+            let model = p
+                .clone()
+                .communicator(procs.comm.clone())
+                .progress(progress)
+                .fit_points(x.view(), &metric)?;
+            (model, Some(x.ncols()), 0.0, secs(t0), None)
+        } else if a.precomputed {
             let dm = DenseMatrix::new(read_matrix::<F>(&a.input)?).map_err(prefixed)?;
             let dist_s = secs(t0);
             let (model, fit_s, sil) = fit_on(&algo, &dm, progress, a.silhouette)?;
@@ -190,7 +212,12 @@ fn fit<F: Scalar + KValue<Loss = f64>>(method: &str, algo: Algo, a: &Args) -> Cl
         bar.finish_and_clear();
         Ok((model, d, dist_s, fit_s, sil, backend.name()))
     })?;
+    let Some(labels) = procs.gather_labels(std::mem::take(&mut model.labels)) else {
+        return Ok(()); // rank 0 writes and reports
+    };
+    model.labels = labels;
     let mut extra = serde_json::Map::new();
+    extra.insert("processes".into(), json!(procs.comm.size()));
     extra.insert("medoids".into(), json!(model.medoids));
     extra.insert("initial_medoids".into(), json!(model.initial_medoids));
     extra.insert("n_swaps".into(), json!(model.n_swaps));
