@@ -417,11 +417,39 @@ fn bad_input_table() {
     ];
     let mut rows = rows;
     if !cfg!(feature = "mpi") {
+        for cmd in [
+            "kmeans",
+            "gmm",
+            "minibatch-kmeans",
+            "fasterclara",
+            "rff-kpkm",
+            "power-kmeans",
+        ] {
+            rows.push((
+                "--distributed without the mpi feature",
+                |d| drop(write(d, "in.csv", b"1,2\n3,4\n5,7\n")),
+                vec![cmd, "in.csv", "--k", "2", "--distributed"],
+                vec!["mpi feature"],
+            ));
+        }
+    }
+    for args in [
+        vec!["fasterpam", "in.csv", "--k", "2", "--distributed"],
+        vec![
+            "fasterclara",
+            "in.csv",
+            "--k",
+            "2",
+            "--distributed",
+            "--precomputed",
+        ],
+        vec!["clara", "in.csv", "--k", "2", "--distributed", "--silhouette"],
+    ] {
         rows.push((
-            "--distributed without the mpi feature",
+            "--distributed k-medoids other than CLARA on points",
             |d| drop(write(d, "in.csv", b"1,2\n3,4\n5,7\n")),
-            vec!["kmeans", "in.csv", "--k", "2", "--distributed"],
-            vec!["mpi feature"],
+            args,
+            vec!["--distributed runs clara"],
         ));
     }
     for (case, setup, args, words) in rows {
@@ -1293,4 +1321,37 @@ fn interrupt_leaves_no_partial_output() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("interrupted"));
     assert!(!d.join("out.npy").exists());
     assert_eq!(temp_files(), 0, "a temporary file was left behind");
+}
+
+/// A folder of .npy shards reads as the rows of its files in name order: the same result as
+/// the whole file (k-means, and mini-batch k-means, which streams the shards).
+#[test]
+fn a_folder_of_npy_shards_is_one_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let x = clustr::datasets::Blobs::new(3000, 3)
+        .n_features(2)
+        .seed(4)
+        .generate()
+        .unwrap()
+        .data;
+    clustr::data::write_matrix(d.join("x.npy"), x.view(), &[]).unwrap();
+    std::fs::create_dir(d.join("parts")).unwrap();
+    for (i, r) in [0..1000, 1000..1700, 1700..3000].into_iter().enumerate() {
+        let part = x.slice(ndarray::s![r, ..]);
+        clustr::data::write_matrix(d.join(format!("parts/{i:02}.npy")), part, &[]).unwrap();
+    }
+    for cmd in ["kmeans", "minibatch-kmeans"] {
+        let run = |input: &str, out: &str| {
+            run_json(
+                d,
+                &[cmd, input, "--k", "3", "--labels-out", out, "--json", "--quiet"],
+                "",
+            )
+        };
+        let (whole, parts) = (run("x.npy", "a.npy"), run("parts", "b.npy"));
+        assert_eq!(whole["loss"], parts["loss"], "{cmd}");
+        let read = |f: &str| clustr::data::read_labels(d.join(f)).unwrap();
+        assert_eq!(read("a.npy"), read("b.npy"), "{cmd}");
+    }
 }

@@ -298,3 +298,47 @@ fn clara_on_several_processes_equals_one_process() {
         .to_string()
         .contains("fit_points"));
 }
+
+/// Power k-means and RFF-KPKM: the initial points and the median bandwidth's sample drawn
+/// over all rows, the feature map broadcast, the weighted sums summed over the processes.
+#[test]
+fn rff_kpkm_and_power_kmeans_on_several_processes_equal_one_process() {
+    use clustr::kernel::{Bandwidth, PowerInit, PowerKMeans, RffKpkm};
+    let x = blobs(2001, 3, 4);
+    for size in [2, 3] {
+        for (init, bandwidth) in [
+            (PowerInit::Random, Bandwidth::Median),
+            (PowerInit::KMeansPlusPlus, Bandwidth::Given(3.0)),
+        ] {
+            let params = RffKpkm::new(4)
+                .n_features(200)
+                .bandwidth(bandwidth)
+                .init(init.clone())
+                .seed(6);
+            let single = params.fit(&x.view()).unwrap();
+            let parts = on_slices(&x, size, |comm, xs| {
+                params.clone().communicator(comm).fit(&xs).unwrap()
+            });
+            let labels: Vec<i64> = parts.iter().flat_map(|m| m.power.fit.labels.clone()).collect();
+            assert_eq!(labels, single.power.fit.labels, "{init:?} on {size}");
+            for m in &parts {
+                assert_eq!(m.features, single.features);
+                assert_eq!(m.power.seeds, single.power.seeds);
+                assert_eq!(m.power.fit.n_iter, single.power.fit.n_iter);
+                let (a, b) = (m.power.fit.objective, single.power.fit.objective);
+                assert!((a - b).abs() <= 1e-12 * b.abs(), "{a} vs {b}");
+                for (a, b) in m.power.centers.iter().zip(&single.power.centers) {
+                    assert!((a - b).abs() <= 1e-10, "{a} vs {b}");
+                }
+            }
+        }
+        let params = PowerKMeans::new(4).seed(2);
+        let single = params.fit(&x.view()).unwrap();
+        let parts = on_slices(&x, size, |comm, xs| {
+            params.clone().communicator(comm).fit(&xs).unwrap()
+        });
+        let labels: Vec<i64> = parts.iter().flat_map(|m| m.fit.labels.clone()).collect();
+        assert_eq!(labels, single.fit.labels);
+        assert_eq!(parts[0].fit.n_iter, single.fit.n_iter);
+    }
+}

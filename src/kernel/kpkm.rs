@@ -11,6 +11,7 @@
 //! [`crate::memory::max_memory`].
 
 use crate::backend::{Backend, CpuBackend};
+use crate::comm::{agree, single_process, Communicator, Partition, SharedComm};
 use crate::error::Result;
 use crate::estimator::{Clustering, Fit, ProgressFn};
 use crate::kernel::power::{
@@ -438,6 +439,8 @@ pub struct RffKpkm {
     pub seed: u64,
     /// Progress callback.
     pub progress: Option<ProgressFn>,
+    /// The processes of a distributed run (default: this one alone).
+    pub comm: SharedComm,
 }
 
 impl RffKpkm {
@@ -451,7 +454,15 @@ impl RffKpkm {
             init: PowerInit::Random,
             seed: 0,
             progress: None,
+            comm: single_process(),
         }
+    }
+    /// The communicator of a distributed run (see [`crate::comm`]): `fit` then gets this
+    /// process's slice of the rows; the features are computed where the rows are, the
+    /// weighted sums are summed over the processes, the labels are those of its rows.
+    pub fn communicator(mut self, comm: SharedComm) -> Self {
+        self.comm = comm;
+        self
     }
     /// Number of random features.
     pub fn n_features(mut self, d: usize) -> Self {
@@ -523,16 +534,20 @@ impl<F: Scalar> RffKpkmModel<F> {
     }
 }
 
-/// Draws the feature map of `x` (bandwidth resolved on a seeded sample) and maps `x`.
-pub(crate) fn rff_features<F: Scalar>(
+/// Draws the feature map of the data (bandwidth resolved on a seeded sample of all rows) and
+/// maps `x`, this process's slice.
+fn rff_features<F: Scalar>(
     x: ArrayView2<F>,
     n_features: usize,
     bandwidth: Bandwidth,
     seed: u64,
+    part: Partition,
+    comm: &dyn Communicator,
 ) -> Result<(RandomFourierFeatures, Array2<F>)> {
-    crate::data::validate::check_points(x)?;
-    let sigma = bandwidth.resolve(x, seed)?;
-    let rff = RandomFourierFeatures::new(x.ncols(), n_features, sigma, seed)?;
+    // (the same rows and parameters on every process: an error is everyone's)
+    let sigma = bandwidth.resolve_over(x, part, comm, seed)?;
+    let mut rff = RandomFourierFeatures::new(x.ncols(), n_features, sigma, seed)?;
+    rff.broadcast(comm);
     let z = rff.transform(x)?;
     Ok((rff, z))
 }
@@ -551,10 +566,14 @@ impl MemoryEstimate for RffKpkm {
 impl<F: Scalar> Fit<ArrayView2<'_, F>> for RffKpkm {
     type Model = RffKpkmModel<F>;
     fn fit(&self, x: &ArrayView2<'_, F>) -> Result<RffKpkmModel<F>> {
-        crate::data::validate::check_points(*x)?;
-        crate::data::validate::check_k(self.k, x.nrows())?;
-        if self.n_features > 0 {
-            // (no features is reported by the feature map)
+        let comm = &*self.comm;
+        let part = Partition::of(x.nrows(), comm);
+        let valid = (|| {
+            crate::data::validate::check_slice(*x, part.offset, part.n_global)?;
+            crate::data::validate::check_k(self.k, part.n_global)?;
+            if self.n_features == 0 {
+                return Ok(()); // (reported by the feature map)
+            }
             check_fit(
                 self,
                 "RFF-KPKM",
@@ -562,13 +581,15 @@ impl<F: Scalar> Fit<ArrayView2<'_, F>> for RffKpkm {
                 x.ncols(),
                 size_of::<F>(),
                 "use fewer --n-features (memory is n·D)",
-            )?;
-        }
-        let (features, z) = rff_features(*x, self.n_features, self.bandwidth, self.seed)?;
+            )
+        })();
+        agree(valid, comm)?;
+        let (features, z) = rff_features(*x, self.n_features, self.bandwidth, self.seed, part, comm)?;
         let mut power = PowerKMeans::new(self.k)
             .schedule(self.schedule)
             .init(self.init.clone())
-            .seed(self.seed);
+            .seed(self.seed)
+            .communicator(self.comm.clone());
         power.progress = self.progress.clone();
         let power = power.fit_rows(z.view())?;
         Ok(RffKpkmModel { features, power })

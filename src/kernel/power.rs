@@ -19,12 +19,18 @@
 //! annealed on); and no N(0, 0.1) jitter is added to the initial points (it depends on the
 //! data's scale).
 //!
+//! Distributed ([`PowerKMeans::communicator`]): every process holds a slice of the rows, the
+//! initial points are drawn over all rows as on one process, and each iteration's weighted
+//! sums, weight totals, objective and hardness are summed over the processes in rank order;
+//! the centroids, the only state, are then the same on every process.
+//!
 //! The weights are computed from the ratios `rᵢⱼ = dᵢⱼ / minₗ dᵢₗ ≥ 1` (w is homogeneous of
 //! degree 0 in dᵢ.), which keeps every power in [0, 1] and no NaN or overflow down to
 //! s = −500 and for distances from 1e-12 to 1e12; a distance of 0 is guarded by adding
 //! 1e-12 × the row's largest distance.
 
 use crate::backend::{Backend, CpuBackend};
+use crate::comm::{agree, fetch_rows, single_process, Communicator, Partition, SharedComm, SingleProcess};
 use crate::error::{Error, Result};
 use crate::estimator::{Progress, ProgressFn};
 use crate::linalg::argmin_rows;
@@ -142,6 +148,10 @@ pub(crate) trait Space {
     /// One MM iteration at power `s`: distances, weights, and centroids moved to the
     /// weighted means.
     fn step(&mut self, s: f64) -> Result<Step>;
+    /// The processes whose rows make up the points (one, unless distributed).
+    fn comm(&self) -> &dyn Communicator {
+        &SingleProcess
+    }
 }
 
 /// What one MM iteration reports.
@@ -243,12 +253,14 @@ pub(crate) fn run<S: Space>(
         }
     }
     let d = space.distances()?;
+    let mut objective = [objective_of(&d, s)];
+    space.comm().allreduce_sum(&mut objective);
     Ok(PowerFit {
         labels: argmin_rows(&d),
         n_iter,
         converged,
         s,
-        objective: objective_of(&d, s),
+        objective: objective[0],
         objectives,
     })
 }
@@ -342,17 +354,21 @@ pub(crate) fn move_to_means<F: Scalar>(
     (moved, norm)
 }
 
-/// Centroids as explicit vectors in the data's (or the features') space.
+/// Centroids as explicit vectors in the data's (or the features') space; `x` is this
+/// process's slice of the rows.
 pub(crate) struct Features<'a, F: Scalar> {
     pub x: ArrayView2<'a, F>,
     pub centers: Array2<F>,
     /// ‖xᵢ‖², computed once.
     norms: Vec<f64>,
     backend: CpuBackend,
+    part: Partition,
+    comm: &'a dyn Communicator,
 }
 
 impl<'a, F: Scalar> Features<'a, F> {
-    pub fn new(x: ArrayView2<'a, F>, seeds: &[usize]) -> Self {
+    /// Centroids at rows `seeds` (global indices).
+    pub fn new(x: ArrayView2<'a, F>, seeds: &[usize], part: Partition, comm: &'a dyn Communicator) -> Self {
         let norms = x
             .rows()
             .into_iter()
@@ -363,9 +379,11 @@ impl<'a, F: Scalar> Features<'a, F> {
             .collect();
         Features {
             x,
-            centers: x.select(Axis(0), seeds),
+            centers: fetch_rows(x, part, seeds, comm),
             norms,
             backend: CpuBackend::default(),
+            part,
+            comm,
         }
     }
 }
@@ -419,22 +437,30 @@ impl<F: Scalar> Space for Features<'_, F> {
                 (block_weighted_sum(xb, w.view()), totals, objective, hard)
             })
             .collect();
-        let mut sums = Array2::<f64>::zeros((k, dim));
-        let mut totals = vec![0.0f64; k];
-        let (mut objective, mut hard) = (0.0, 0.0);
+        // One buffer, summed over the processes: Σwx (k × dim), Σw (k), objective, hardness.
+        let mut all = vec![0.0; k * dim + k + 2];
         for (p, t, o, h) in parts {
-            sums += &p;
-            totals.iter_mut().zip(t).for_each(|(a, b)| *a += b);
-            objective += o;
-            hard += h;
+            let (sums, rest) = all.split_at_mut(k * dim);
+            sums.iter_mut().zip(&p).for_each(|(a, b)| *a += b);
+            rest.iter_mut()
+                .zip(t.iter().chain([&o, &h]))
+                .for_each(|(a, b)| *a += b);
         }
+        self.comm.allreduce_sum(&mut all);
+        let (objective, hard) = (all[k * dim + k], all[k * dim + k + 1]);
+        let totals = all.split_off(k * dim);
+        let sums = Array2::from_shape_vec((k, dim), all).expect("k × dim sums");
         let (moved, norm) = move_to_means(&mut self.centers, &sums, &totals);
         Ok(Step {
             objective,
             moved,
             norm,
-            hardness: hard / n as f64,
+            hardness: hard / self.part.n_global as f64,
         })
+    }
+
+    fn comm(&self) -> &dyn Communicator {
+        self.comm
     }
 }
 
@@ -451,6 +477,8 @@ pub struct PowerKMeans {
     pub seed: u64,
     /// Progress callback (after each iteration, with `f_s`).
     pub progress: Option<ProgressFn>,
+    /// The processes of a distributed run (default: this one alone).
+    pub comm: SharedComm,
 }
 
 impl PowerKMeans {
@@ -462,7 +490,14 @@ impl PowerKMeans {
             init: PowerInit::Random,
             seed: 0,
             progress: None,
+            comm: single_process(),
         }
+    }
+    /// The communicator of a distributed run (see [`crate::comm`]): `fit` then gets this
+    /// process's slice of the rows, and the labels are those of its rows.
+    pub fn communicator(mut self, comm: SharedComm) -> Self {
+        self.comm = comm;
+        self
     }
     /// Annealing and stopping.
     pub fn schedule(mut self, s: Schedule) -> Self {
@@ -502,23 +537,28 @@ impl PowerKMeans {
 
     /// Fits on rows `x` (the data, or features such as RFF).
     pub(crate) fn fit_rows<F: Scalar>(&self, x: ArrayView2<F>) -> Result<PowerKMeansModel<F>> {
-        crate::data::validate::check_points(x)?;
-        crate::data::validate::check_k(self.k, x.nrows())?;
-        self.schedule.validate()?;
-        check_fit(
-            self,
-            "power k-means",
-            x.nrows(),
-            x.ncols(),
-            size_of::<F>(),
-            "use minibatch-kmeans (streams a .npy input)",
-        )?;
+        let comm = &*self.comm;
+        let part = Partition::of(x.nrows(), comm);
+        let valid = (|| {
+            crate::data::validate::check_slice(x, part.offset, part.n_global)?;
+            crate::data::validate::check_k(self.k, part.n_global)?;
+            self.schedule.validate()?;
+            check_fit(
+                self,
+                "power k-means",
+                x.nrows(),
+                x.ncols(),
+                size_of::<F>(),
+                "use minibatch-kmeans (streams a .npy input)",
+            )
+        })();
+        agree(valid, comm)?;
         let x = crate::data::standard_layout(x);
         let mut rng = StdRng::seed_from_u64(self.seed);
-        let seeds = self.init.seeds(x.nrows(), self.k, &mut rng, |rng| {
-            crate::kmeans::kmeans_plus_plus_indices(x.view(), self.k, rng)
+        let seeds = self.init.seeds(part.n_global, self.k, &mut rng, |rng| {
+            crate::kmeans::greedy_kmeans_plus_plus(x.view(), self.k, rng, part, comm)
         })?;
-        let mut space = Features::new(x.view(), &seeds);
+        let mut space = Features::new(x.view(), &seeds, part, comm);
         let fit = run(&mut space, &self.schedule, self.progress.as_ref())?;
         Ok(PowerKMeansModel {
             centers: space.centers,

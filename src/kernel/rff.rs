@@ -7,6 +7,7 @@
 //! thread count). The bandwidth is given, or the median heuristic: the median Euclidean
 //! distance between the points of a seeded sample.
 
+use crate::comm::{fetch_rows, Communicator, Partition, SingleProcess};
 use crate::error::{Error, Result};
 use crate::linalg::gemm_abt;
 use crate::scalar::Scalar;
@@ -31,9 +32,28 @@ pub enum Bandwidth {
 impl Bandwidth {
     /// σ for the data `x` (the sample is drawn with `seed`).
     pub fn resolve<F: Scalar>(self, x: ArrayView2<F>, seed: u64) -> Result<f64> {
+        let all = Partition {
+            offset: 0,
+            n_global: x.nrows(),
+        };
+        self.resolve_over(x, all, &SingleProcess, seed)
+    }
+
+    /// σ for the data split over processes (`x` is this process's slice): the median
+    /// heuristic draws its sample over all rows, as one process does.
+    pub fn resolve_over<F: Scalar>(
+        self,
+        x: ArrayView2<F>,
+        part: Partition,
+        comm: &dyn Communicator,
+        seed: u64,
+    ) -> Result<f64> {
         let sigma = match self {
             Bandwidth::Given(s) => s,
-            Bandwidth::Median => median_distance(x, MEDIAN_SAMPLE, seed),
+            Bandwidth::Median => {
+                let idx = median_sample(part.n_global, MEDIAN_SAMPLE, seed);
+                median_of_rows(fetch_rows(x, part, &idx, comm).view())
+            }
         };
         if !(sigma > 0.0 && sigma.is_finite()) {
             return Err(Error::param(
@@ -61,13 +81,23 @@ const MEDIAN_SAMPLE: usize = 1000;
 /// The median Euclidean distance between distinct pairs of a seeded sample of at most
 /// `sample` points (all pairs of the sample).
 pub fn median_distance<F: Scalar>(x: ArrayView2<F>, sample: usize, seed: u64) -> f64 {
-    let n = x.nrows();
+    median_of_rows(x.select(Axis(0), &median_sample(x.nrows(), sample, seed)).view())
+}
+
+/// The median heuristic's sample of `n` rows, in increasing order.
+fn median_sample(n: usize, sample: usize, seed: u64) -> Vec<usize> {
     let mut rng = StdRng::seed_from_u64(seed);
     let mut idx = rand::seq::index::sample(&mut rng, n, sample.min(n)).into_vec();
     idx.sort_unstable();
-    let rows: Vec<Vec<f64>> = idx
-        .iter()
-        .map(|&i| x.row(i).iter().map(|v| v.to_f64_exact()).collect())
+    idx
+}
+
+/// The median Euclidean distance between distinct pairs of `x`'s rows.
+fn median_of_rows<F: Scalar>(x: ArrayView2<F>) -> f64 {
+    let rows: Vec<Vec<f64>> = x
+        .rows()
+        .into_iter()
+        .map(|r| r.iter().map(|v| v.to_f64_exact()).collect())
         .collect();
     // All pairs i < j, row by row, written in place (one allocation of s(s − 1)/2 values).
     let s = rows.len();
@@ -119,6 +149,15 @@ impl RandomFourierFeatures {
         });
         let offset = Array1::from_shape_simple_fn(n_features, || rng.random::<f64>() * std::f64::consts::TAU);
         Ok(RandomFourierFeatures { omega, offset, sigma })
+    }
+
+    /// Makes every process use rank 0's draw (the same seed gives the same draw on the same
+    /// build; this makes it so on a cluster of mixed machines too).
+    pub(crate) fn broadcast(&mut self, comm: &dyn Communicator) {
+        if comm.size() > 1 {
+            comm.broadcast_f64(self.omega.as_slice_mut().expect("standard layout"), 0);
+            comm.broadcast_f64(self.offset.as_slice_mut().expect("standard layout"), 0);
+        }
     }
 
     /// Number of features D.

@@ -142,6 +142,30 @@ impl Processes {
     }
 }
 
+/// A model reported with other labels: those of every process, gathered.
+pub struct WithLabels<'a> {
+    pub model: &'a dyn clustr::Clustering,
+    pub labels: Vec<i64>,
+}
+
+impl clustr::Clustering for WithLabels<'_> {
+    fn labels(&self) -> &[i64] {
+        &self.labels
+    }
+    fn n_clusters(&self) -> usize {
+        self.model.n_clusters()
+    }
+    fn loss(&self) -> Option<f64> {
+        self.model.loss()
+    }
+    fn n_iter(&self) -> usize {
+        self.model.n_iter()
+    }
+    fn converged(&self) -> bool {
+        self.model.converged()
+    }
+}
+
 fn mpi_world() -> CliResult<clustr::comm::SharedComm> {
     #[cfg(feature = "mpi")]
     {

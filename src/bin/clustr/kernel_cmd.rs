@@ -1,7 +1,8 @@
 //! `clustr power-kmeans`, `kpkm`, `rff-kpkm` and `ip-rff-mkpkm`.
 
 use crate::harness::{
-    iteration_bar, load_points, secs, AlgoArgs, CliError, CliResult, Dtype, ExecArgs, OutputArgs, Report,
+    iteration_bar, secs, AlgoArgs, CliError, CliResult, Dtype, ExecArgs, OutputArgs, Processes, Report,
+    WithLabels,
 };
 use clustr::data::write_matrix;
 use clustr::kernel::{Bandwidth, IpRffMkpkm, Kernel, Kpkm, PowerKMeans, RffKpkm, Schedule};
@@ -77,6 +78,11 @@ fn bandwidth(s: &str) -> CliResult<Bandwidth> {
 pub struct PowerKMeansArgs {
     #[command(flatten)]
     power: PowerArgs,
+    /// Run as one process of an MPI job (`mpirun -n P clustr power-kmeans --distributed X.npy`):
+    /// each process holds its slice of the rows, the weighted sums are summed over the processes; rank 0 writes the
+    /// labels and prints the summary. Needs the `mpi` feature.
+    #[arg(long)]
+    distributed: bool,
 }
 
 #[derive(clap::Args)]
@@ -98,6 +104,12 @@ pub struct RffKpkmArgs {
     /// Gaussian kernel bandwidth: a number or median (the median heuristic).
     #[arg(long, default_value = "median")]
     sigma: String,
+    /// Run as one process of an MPI job (`mpirun -n P clustr rff-kpkm --distributed X.npy`):
+    /// each process holds its slice of the rows and maps them, the weighted
+    /// sums are summed over the processes; rank 0 writes the
+    /// labels and prints the summary. Needs the `mpi` feature.
+    #[arg(long)]
+    distributed: bool,
 }
 
 #[derive(clap::Args)]
@@ -121,31 +133,40 @@ pub struct IpArgs {
     typicality_out: Option<PathBuf>,
 }
 
-/// Loads the points, runs `fit` on them under the thread pool, and reports.
+/// Loads the points (this process's slice in a distributed run), runs `fit` on them under the
+/// thread pool, and reports (rank 0, with every process's labels).
 fn run_with<F: Scalar, M: Clustering + Send>(
     name: &str,
     p: &PowerArgs,
+    procs: Processes,
     fit: impl FnOnce(&ndarray::Array2<F>, clustr::ProgressFn) -> clustr::Result<M> + Send,
-    extra: impl FnOnce(&M, &ndarray::Array2<F>) -> CliResult<serde_json::Map<String, serde_json::Value>>,
+    extra: impl FnOnce(&M) -> CliResult<serde_json::Map<String, serde_json::Value>>,
 ) -> CliResult {
     let started = Instant::now();
-    let ((model, x, read_s, fit_s), threads) = p.exec.run(|_backend| {
+    let ((model, d, read_s, fit_s), threads) = p.exec.run(|_backend| {
         let t0 = Instant::now();
-        let x = load_points::<F>(&p.input)?;
+        let x = procs.load::<F>(&p.input)?;
         let read_s = secs(t0);
         let (bar, progress) = iteration_bar(p.algo.max_iter.unwrap_or(200), name, &p.output);
         let t1 = Instant::now();
         let model = fit(&x, progress)?;
         bar.finish_and_clear();
-        Ok((model, x, read_s, secs(t1)))
+        Ok((model, x.ncols(), read_s, secs(t1)))
     })?;
-    let extra = extra(&model, &x)?;
+    let Some(labels) = procs.gather_labels(model.labels().to_vec()) else {
+        return Ok(()); // rank 0 writes and reports
+    };
+    let mut extra = extra(&model)?;
+    extra.insert("processes".into(), json!(procs.comm.size()));
     Report {
         algorithm: name,
-        n: x.nrows(),
-        d: Some(x.ncols()),
+        n: labels.len(),
+        d: Some(d),
         k: Some(p.algo.k),
-        model: &model,
+        model: &WithLabels {
+            model: &model,
+            labels,
+        },
         backend: "cpu",
         threads,
         seed: p.algo.seed,
@@ -161,12 +182,15 @@ pub fn run_power_kmeans(a: PowerKMeansArgs) -> CliResult {
         .schedule(p.schedule())
         .init(p.init()?)
         .seed(p.algo.seed);
-    fn go<F: Scalar>(p: &PowerArgs, params: PowerKMeans) -> CliResult {
+    let procs = Processes::new(a.distributed)?;
+    fn go<F: Scalar>(p: &PowerArgs, procs: Processes, params: PowerKMeans) -> CliResult {
+        let params = params.communicator(procs.comm.clone());
         run_with::<F, _>(
             "power-kmeans",
             p,
+            procs,
             |x, prog| params.progress(prog).fit(&x.view()),
-            |m, _| {
+            |m| {
                 let mut e = serde_json::Map::new();
                 e.insert("s".into(), json!(m.fit.s));
                 Ok(e)
@@ -174,8 +198,8 @@ pub fn run_power_kmeans(a: PowerKMeansArgs) -> CliResult {
         )
     }
     match p.dtype {
-        Dtype::F32 => go::<f32>(p, params),
-        Dtype::F64 => go::<f64>(p, params),
+        Dtype::F32 => go::<f32>(p, procs, params),
+        Dtype::F64 => go::<f64>(p, procs, params),
     }
 }
 
@@ -190,8 +214,9 @@ pub fn run_kpkm(a: KpkmArgs) -> CliResult {
         run_with::<F, _>(
             "kpkm",
             p,
+            Processes::new(false)?,
             |x, prog| params.progress(prog).fit(&x.view()),
-            |m: &clustr::kernel::KernelModel, _| {
+            |m: &clustr::kernel::KernelModel| {
                 let mut e = serde_json::Map::new();
                 e.insert("s".into(), json!(m.fit.s));
                 Ok(e)
@@ -212,12 +237,15 @@ pub fn run_rff_kpkm(a: RffKpkmArgs) -> CliResult {
         .schedule(p.schedule())
         .init(p.init()?)
         .seed(p.algo.seed);
-    fn go<F: Scalar>(p: &PowerArgs, params: RffKpkm) -> CliResult {
+    let procs = Processes::new(a.distributed)?;
+    fn go<F: Scalar>(p: &PowerArgs, procs: Processes, params: RffKpkm) -> CliResult {
+        let params = params.communicator(procs.comm.clone());
         run_with::<F, _>(
             "rff-kpkm",
             p,
+            procs,
             |x, prog| params.progress(prog).fit(&x.view()),
-            |m: &clustr::kernel::RffKpkmModel<F>, _| {
+            |m: &clustr::kernel::RffKpkmModel<F>| {
                 let mut e = serde_json::Map::new();
                 e.insert("s".into(), json!(m.power.fit.s));
                 e.insert("sigma".into(), json!(m.features.sigma));
@@ -227,8 +255,8 @@ pub fn run_rff_kpkm(a: RffKpkmArgs) -> CliResult {
         )
     }
     match p.dtype {
-        Dtype::F32 => go::<f32>(p, params),
-        Dtype::F64 => go::<f64>(p, params),
+        Dtype::F32 => go::<f32>(p, procs, params),
+        Dtype::F64 => go::<f64>(p, procs, params),
     }
 }
 
@@ -248,8 +276,9 @@ pub fn run_ip_rff_mkpkm(a: IpArgs) -> CliResult {
         run_with::<F, _>(
             "ip-rff-mkpkm",
             p,
+            Processes::new(false)?,
             |x, prog| params.progress(prog).fit(&x.view()),
-            |m: &clustr::kernel::IpRffMkpkmModel<F>, _| {
+            |m: &clustr::kernel::IpRffMkpkmModel<F>| {
                 let t = m.typicality();
                 if let Some(path) = out {
                     let col = ndarray::Array2::from_shape_vec((t.len(), 1), t.clone()).expect("n x 1");
