@@ -21,10 +21,11 @@
 //! thread count.
 //!
 //! Distributed (a communicator from [`MiniBatchKMeans::communicator`]): every process holds a
-//! contiguous slice of the rows and draws the same epoch order over all rows; the rows of each
-//! batch are gathered on every process (about `batch_size × d` values received per step), so
-//! each process runs the same step on the same batch and the result equals one process's bit
-//! for bit; the variance scan and the final labelling, the passes over all rows, are split.
+//! contiguous slice of the rows and draws the same epoch order over all rows; each process
+//! assigns the batch rows it holds, then the rows with their labels and distances are gathered
+//! in batch order on every process (about `batch_size × (d + 2)` values received per step), so
+//! each process makes the same update and the result equals one process's bit for bit; the
+//! variance scan and the final labelling, the passes over all rows, are split.
 
 use crate::backend::{Backend, CpuBackend};
 use crate::comm::{agree, share_rows, single_process, Communicator, Partition, SharedComm};
@@ -319,9 +320,22 @@ impl MiniBatchKMeans {
                         .filter(|i| (lo_l..hi_l).contains(i))
                         .map(|i| i - lo_l)
                         .collect();
-                    let b = share_rows(rows.select(Axis(0), &held).view(), part, n_local, idx, comm);
+                    // Each process assigns the batch rows it holds; rows, labels and distances
+                    // are then gathered in batch order (exactly, as f64) on every process.
+                    let held_rows = rows.select(Axis(0), &held);
+                    let (labels, dists) = nearest(&backend, held_rows.view(), state.centers.view())?;
+                    let mut ext = Array2::<f64>::zeros((held.len(), d + 2));
+                    for (r, mut e) in ext.rows_mut().into_iter().enumerate() {
+                        e.iter_mut()
+                            .zip(held_rows.row(r))
+                            .for_each(|(e, v)| *e = v.to_f64_exact());
+                        (e[d], e[d + 1]) = (labels[r] as f64, dists[r]);
+                    }
+                    let all = share_rows(ext.view(), part, n_local, idx, comm);
+                    let b = all.slice(s![.., ..d]).mapv(F::from_f64_lossy);
+                    let labels = all.column(d).iter().map(|&v| v as i64).collect();
                     let random_reassign = state.random_reassign(batch);
-                    let (inertia, shift) = state.step(&backend, b.view(), random_reassign)?;
+                    let (inertia, shift) = state.apply(b.view(), labels, all.column(d + 1), random_reassign);
                     if conv.done(inertia, shift) {
                         converged = true;
                         src.release(local.0, local.1);
@@ -511,9 +525,21 @@ fn batch_inertia<F: Scalar>(
     x: ArrayView2<F>,
     centers: ArrayView2<F>,
 ) -> Result<(Vec<i64>, f64)> {
+    let (labels, dists) = nearest(backend, x, centers)?;
+    Ok((labels, dists.iter().sum()))
+}
+
+/// Nearest-centre labels of `x` and the squared distances to them.
+fn nearest<F: Scalar>(
+    backend: &CpuBackend,
+    x: ArrayView2<F>,
+    centers: ArrayView2<F>,
+) -> Result<(Vec<i64>, Vec<f64>)> {
     let near = backend.nearest(x, centers, &MetricKind::SqEuclidean)?;
-    let inertia = near.iter().map(|m| m.distance.to_f64_exact()).sum();
-    Ok((near.into_iter().map(|m| m.index as i64).collect(), inertia))
+    Ok(near
+        .into_iter()
+        .map(|m| (m.index as i64, m.distance.to_f64_exact()))
+        .unzip())
 }
 
 /// The state the steps carry: centres, counts, the re-seeding clock and the generator.
@@ -554,8 +580,21 @@ impl<F: Scalar> Stepper<F> {
     /// One mini-batch step (scikit-learn's `_mini_batch_step`): returns the batch inertia
     /// before the update and the centres' squared movement.
     fn step(&mut self, backend: &CpuBackend, x: ArrayView2<F>, random_reassign: bool) -> Result<(f64, f64)> {
+        let (labels, dists) = nearest(backend, x, self.centers.view())?;
+        Ok(self.apply(x, labels, ndarray::ArrayView1::from(&dists), random_reassign))
+    }
+
+    /// The update of [`Stepper::step`] given the batch's nearest centres and their squared
+    /// distances.
+    fn apply(
+        &mut self,
+        x: ArrayView2<F>,
+        labels: Vec<i64>,
+        dists: ndarray::ArrayView1<f64>,
+        random_reassign: bool,
+    ) -> (f64, f64) {
         let (k, d) = self.centers.dim();
-        let (labels, inertia) = batch_inertia(backend, x, self.centers.view())?;
+        let inertia = dists.iter().sum();
         let mut sums = Array2::<f64>::zeros((k, d));
         let mut added = vec![0.0f64; k];
         for (row, &l) in x.rows().into_iter().zip(&labels) {
@@ -584,7 +623,7 @@ impl<F: Scalar> Stepper<F> {
             .zip(&old)
             .map(|(a, b)| (a.to_f64_exact() - b.to_f64_exact()).powi(2))
             .sum();
-        Ok((inertia, shift))
+        (inertia, shift)
     }
 
     /// Re-seeds the centres whose count is below `reassignment_ratio` × the largest (at most
