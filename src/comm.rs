@@ -49,18 +49,103 @@ pub trait Communicator: Debug + Send + Sync {
         }
     }
 
-    /// The rows `start..end` of `n` that this process holds when `n` rows are split into
-    /// `size` contiguous slices (the first `n mod size` one row longer).
+    /// The rows `start..end` of `n` that this process holds (see [`row_range`]).
     fn row_range(&self, n: usize) -> std::ops::Range<usize> {
         row_range(n, self.rank(), self.size())
     }
 }
 
-/// Rank `rank`'s slice of `n` rows split over `size` processes.
+/// Rows per granule: [`row_range`] starts every slice at a multiple of it, and the algorithms
+/// that sum per block of rows (power k-means, RFF-KPKM) use blocks of this size, so that no
+/// block is split between processes and [`reproducible_sum`] gives one process's bits.
+pub const ROW_GRANULE: usize = 4096;
+
+/// Rank `rank`'s slice of `n` rows split over `size` processes: contiguous, starting at a
+/// multiple of [`ROW_GRANULE`], the granules shared out evenly (the first ones one longer);
+/// with fewer granules than processes, the last processes hold no rows.
 pub fn row_range(n: usize, rank: usize, size: usize) -> std::ops::Range<usize> {
-    let (base, extra) = (n / size, n % size);
-    let start = rank * base + rank.min(extra);
-    start..start + base + usize::from(rank < extra)
+    let granules = n.div_ceil(ROW_GRANULE);
+    let (base, extra) = (granules / size, granules % size);
+    let start = (rank * base + rank.min(extra)) * ROW_GRANULE;
+    let len = (base + usize::from(rank < extra)) * ROW_GRANULE;
+    start.min(n)..(start + len).min(n)
+}
+
+/// Element-wise sums of `blocks` (vectors of length `len`, one per block of rows, on all
+/// processes) that give the same bits however the blocks are shared out between processes
+/// and in whatever order they are added: every value is rounded to a grid common to all
+/// processes — per element 2^(e + 1 + ⌈log₂(b + 1)⌉ − 62), e the exponent of the largest
+/// magnitude over all b blocks — and the integers are summed exactly. The error is at most
+/// b·2^−61·2^⌈log₂(b+1)⌉ of that largest value, as small as a floating-point sum's bound.
+/// An element with a NaN or infinite value sums to NaN.
+pub fn reproducible_sum(blocks: &[Vec<f64>], len: usize, comm: &dyn Communicator) -> Vec<f64> {
+    let mut local = vec![0.0f64; len + 1];
+    for b in blocks {
+        for (m, v) in local.iter_mut().zip(b) {
+            *m = if v.is_finite() && !m.is_nan() {
+                (*m).max(v.abs())
+            } else {
+                f64::NAN
+            };
+        }
+    }
+    local[len] = blocks.len() as f64;
+    let all = comm.all_gather_f64(&local);
+    let mut max = vec![0.0f64; len];
+    let mut n_blocks = 0.0;
+    for part in all.chunks(len + 1) {
+        for (m, &v) in max.iter_mut().zip(part) {
+            *m = if v.is_nan() || m.is_nan() {
+                f64::NAN
+            } else {
+                (*m).max(v)
+            };
+        }
+        n_blocks += part[len];
+    }
+    let headroom = (n_blocks + 1.0).log2().ceil() as i32;
+    let grid: Vec<i32> = max
+        .iter()
+        .map(|&m| {
+            // (the exponent of a subnormal or zero maximum is taken as the smallest normal's)
+            let e = (((m.to_bits() >> 52) & 0x7ff) as i32 - 1023).max(-1022);
+            e + 1 + headroom - 62
+        })
+        .collect();
+    let mut sums = vec![0u64; len];
+    for b in blocks {
+        for ((s, &v), &g) in sums.iter_mut().zip(b).zip(&grid) {
+            if v.is_finite() {
+                *s = s.wrapping_add(scale(v, -g).round() as i64 as u64);
+            }
+        }
+    }
+    let all = comm.all_gather_u64(&sums);
+    let mut total = vec![0u64; len];
+    for part in all.chunks(len.max(1)) {
+        total
+            .iter_mut()
+            .zip(part)
+            .for_each(|(t, &v)| *t = t.wrapping_add(v));
+    }
+    total
+        .iter()
+        .zip(&grid)
+        .zip(&max)
+        .map(|((&t, &g), &m)| {
+            if m.is_nan() {
+                f64::NAN
+            } else {
+                scale(t as i64 as f64, g)
+            }
+        })
+        .collect()
+}
+
+/// `v · 2^e`, exactly while the result is a normal number (two steps, so that neither
+/// power of two overflows).
+fn scale(v: f64, e: i32) -> f64 {
+    v * 2f64.powi(e / 2) * 2f64.powi(e - e / 2)
 }
 
 /// Where this process's rows sit among all: the first global row index and the total.
@@ -277,18 +362,57 @@ mod tests {
     use super::*;
 
     #[test]
-    fn row_ranges_cover_the_rows_in_order() {
-        for n in [0, 1, 7, 10, 1000] {
-            for size in 1..5 {
+    fn row_ranges_cover_the_rows_in_granules() {
+        for n in [0, 1, 7, 4096, 10_000, 100_000, 1_000_001] {
+            for size in 1..6 {
                 let ranges: Vec<_> = (0..size).map(|r| row_range(n, r, size)).collect();
                 assert_eq!(ranges[0].start, 0);
                 assert_eq!(ranges[size - 1].end, n);
                 for w in ranges.windows(2) {
                     assert_eq!(w[0].end, w[1].start);
-                    assert!(w[0].len() >= w[1].len() && w[0].len() - w[1].len() <= 1);
+                    assert!(w[1].start % ROW_GRANULE == 0 || w[1].start == n);
+                    assert!(w[0].len() >= w[1].len());
+                    assert!(w[0].len().div_ceil(ROW_GRANULE) - w[1].len().div_ceil(ROW_GRANULE) <= 1);
                 }
             }
         }
+    }
+
+    /// The same bits in any order and grouping, close to the exact sum, NaN propagated.
+    #[test]
+    fn reproducible_sums_do_not_depend_on_the_order() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand::rngs::StdRng::seed_from_u64(1);
+        let blocks: Vec<Vec<f64>> = (0..500)
+            .map(|i| {
+                vec![
+                    rng.random::<f64>() * 1e3 - 500.0,
+                    rng.random::<f64>() * 1e-200,
+                    if i % 2 == 0 { 1e16 } else { -1e16 } + rng.random::<f64>(),
+                    0.0,
+                ]
+            })
+            .collect();
+        let sum = reproducible_sum(&blocks, 4, &SingleProcess);
+        let mut reversed = blocks.clone();
+        reversed.reverse();
+        assert_eq!(reproducible_sum(&reversed, 4, &SingleProcess), sum);
+        let naive: Vec<f64> = (0..4).map(|j| blocks.iter().map(|b| b[j]).sum()).collect();
+        // Within a floating-point sum's bound (blocks × largest value × 2⁻⁵², for both sums).
+        for (j, largest) in [(0, 500.0), (1, 1e-200), (2, 1e16 + 1.0)] {
+            let bound = 2.0 * 500.0 * largest * f64::EPSILON;
+            assert!(
+                (sum[j] - naive[j]).abs() <= bound,
+                "{j}: {} vs {}",
+                sum[j],
+                naive[j]
+            );
+        }
+        assert_eq!(sum[3], 0.0);
+        let mut bad = blocks;
+        bad[7][1] = f64::INFINITY;
+        let s = reproducible_sum(&bad, 4, &SingleProcess);
+        assert!(s[1].is_nan() && s[0] == sum[0]);
     }
 
     #[test]

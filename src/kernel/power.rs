@@ -42,8 +42,9 @@ use rand::rngs::StdRng;
 use rand::SeedableRng;
 use rayon::prelude::*;
 
-/// Rows per block of the centroid update (fixed, so sums do not depend on the thread count).
-const BLOCK: usize = 4096;
+/// Rows per block of the centroid update (fixed, so sums do not depend on the thread count;
+/// the granule of a distributed run's slices, so they do not depend on the process count).
+const BLOCK: usize = crate::comm::ROW_GRANULE;
 
 /// The MM weights `wⱼ = ∂M_s/∂dⱼ` of one point's distances (s < 0 or 0 < s ≤ 1); returns
 /// the power mean `M_s(d)` from the same sums. One logarithm and one exponential per entry:
@@ -208,19 +209,20 @@ pub(crate) fn weights_of(d: &Array2<f64>, s: f64) -> (Array2<f64>, f64, f64) {
     (w, sums[0], sums[1] / d.nrows() as f64)
 }
 
-/// `Σᵢ M_s(dᵢ.)`.
-pub(crate) fn objective_of(d: &Array2<f64>, s: f64) -> f64 {
-    d.axis_chunks_iter(Axis(0), BLOCK)
+/// `Σᵢ M_s(dᵢ.)` over the rows of all processes.
+pub(crate) fn objective_of(d: &Array2<f64>, s: f64, comm: &dyn Communicator) -> f64 {
+    let blocks: Vec<Vec<f64>> = d
+        .axis_chunks_iter(Axis(0), BLOCK)
         .into_par_iter()
         .map(|b| {
-            b.rows()
+            vec![b
+                .rows()
                 .into_iter()
                 .map(|r| power_mean(r.as_slice().expect("standard layout"), s))
-                .sum::<f64>()
+                .sum::<f64>()]
         })
-        .collect::<Vec<_>>()
-        .iter()
-        .sum()
+        .collect();
+    crate::comm::reproducible_sum(&blocks, 1, comm)[0]
 }
 
 /// Runs power k-means' MM loop on `space`.
@@ -253,14 +255,12 @@ pub(crate) fn run<S: Space>(
         }
     }
     let d = space.distances()?;
-    let mut objective = [objective_of(&d, s)];
-    space.comm().allreduce_sum(&mut objective);
     Ok(PowerFit {
         labels: argmin_rows(&d),
         n_iter,
         converged,
         s,
-        objective: objective[0],
+        objective: objective_of(&d, s, space.comm()),
         objectives,
     })
 }
@@ -411,7 +411,8 @@ impl<F: Scalar> Space for Features<'_, F> {
             .into_iter()
             .map(|r| r.iter().map(|v| v.to_f64_exact().powi(2)).sum())
             .collect();
-        let parts: Vec<(Array2<f64>, Vec<f64>, f64, f64)> = (0..n.div_ceil(BLOCK))
+        // Per block: Σwx (k × dim), Σw (k), objective, hardness, in one vector.
+        let parts: Vec<Vec<f64>> = (0..n.div_ceil(BLOCK))
             .into_par_iter()
             .map(|b| {
                 let rows = b * BLOCK..((b + 1) * BLOCK).min(n);
@@ -434,19 +435,14 @@ impl<F: Scalar> Space for Features<'_, F> {
                         totals[j] += wrow[j];
                     }
                 }
-                (block_weighted_sum(xb, w.view()), totals, objective, hard)
+                let mut part = block_weighted_sum(xb, w.view()).into_raw_vec_and_offset().0;
+                part.extend(totals);
+                part.extend([objective, hard]);
+                part
             })
             .collect();
-        // One buffer, summed over the processes: Σwx (k × dim), Σw (k), objective, hardness.
-        let mut all = vec![0.0; k * dim + k + 2];
-        for (p, t, o, h) in parts {
-            let (sums, rest) = all.split_at_mut(k * dim);
-            sums.iter_mut().zip(&p).for_each(|(a, b)| *a += b);
-            rest.iter_mut()
-                .zip(t.iter().chain([&o, &h]))
-                .for_each(|(a, b)| *a += b);
-        }
-        self.comm.allreduce_sum(&mut all);
+        // Summed over the blocks of all processes: the same bits for any process count.
+        let mut all = crate::comm::reproducible_sum(&parts, k * dim + k + 2, self.comm);
         let (objective, hard) = (all[k * dim + k], all[k * dim + k + 1]);
         let totals = all.split_off(k * dim);
         let sums = Array2::from_shape_vec((k, dim), all).expect("k × dim sums");
@@ -581,14 +577,11 @@ pub struct PowerKMeansModel<F> {
 
 impl MemoryEstimate for PowerKMeans {
     /// The n × k distances, weights and their scratch, labels, and the centres with their
-    /// per-thread partial sums.
+    /// per-thread and per-block partial sums.
     fn memory_estimate(&self, n: usize, d: usize, _elem: usize) -> u64 {
-        product(&[n, self.k + 1, 4 * 8]).saturating_add(product(&[
-            self.k,
-            d,
-            8,
-            rayon::current_num_threads() + 2,
-        ]))
+        product(&[n, self.k + 1, 4 * 8])
+            .saturating_add(product(&[self.k, d, 8, rayon::current_num_threads() + 2]))
+            .saturating_add(product(&[n.div_ceil(BLOCK), self.k * d + self.k + 2, 8]))
     }
 }
 

@@ -29,7 +29,7 @@
 
 use crate::backend::{Backend, CpuBackend};
 use crate::comm::{agree, share_rows, single_process, Communicator, Partition, SharedComm};
-use crate::data::validate::check_finite;
+use crate::data::validate::check_slice;
 use crate::data::NpyRows;
 use crate::error::{Error, Result};
 use crate::estimator::{Clustering, Fit, Predict, Progress, ProgressFn};
@@ -436,20 +436,7 @@ fn scan<F: Scalar, S: RowSource<F>>(
         for lo in (0..n).step_by(chunk) {
             let hi = (lo + chunk).min(n);
             let rows = src.chunk(lo, hi)?;
-            check_finite(rows.view(), "data").map_err(|e| match e {
-                Error::NonFinite {
-                    what,
-                    row,
-                    col,
-                    value,
-                } => Error::NonFinite {
-                    what,
-                    row: row + part.offset + lo,
-                    col,
-                    value,
-                },
-                e => e,
-            })?;
+            check_slice(rows.view(), part.offset + lo, part.n_global)?;
             let m = (hi - lo) as f64;
             let mut part_stats = vec![m];
             for j in 0..d {

@@ -207,7 +207,8 @@ pub fn run_minibatch(a: MiniBatchArgs) -> CliResult {
 fn fit_minibatch<F: Scalar>(params: MiniBatchKMeans, a: &MiniBatchArgs) -> CliResult {
     let started = Instant::now();
     let procs = Processes::new(a.distributed)?;
-    let ((mut model, d), threads) = a.exec.run(|_backend| {
+    let ((mut model, d, fit_s), threads) = a.exec.run(|_backend| {
+        let t0 = Instant::now();
         let (bar, progress) = iteration_bar(params.max_iter, "minibatch-kmeans", &a.output);
         let params = params.clone().communicator(procs.comm.clone()).progress(progress);
         let streamed = a.distributed || a.input.is_dir() || FileKind::of(&a.input)? == FileKind::Npy;
@@ -222,7 +223,7 @@ fn fit_minibatch<F: Scalar>(params: MiniBatchKMeans, a: &MiniBatchArgs) -> CliRe
             (params.fit(&x.view())?, x.ncols())
         };
         bar.finish_and_clear();
-        Ok((model, d))
+        Ok((model, d, secs(t0)))
     })?;
     let Some(labels) = procs.gather_labels(std::mem::take(&mut model.labels)) else {
         return Ok(()); // rank 0 writes and reports
@@ -242,7 +243,7 @@ fn fit_minibatch<F: Scalar>(params: MiniBatchKMeans, a: &MiniBatchArgs) -> CliRe
         backend: "cpu",
         threads,
         seed: a.algo.seed,
-        seconds: vec![("fit", secs(started))],
+        seconds: vec![("fit", fit_s)],
         extra,
     }
     .emit(&a.algo, &a.output, started)

@@ -184,12 +184,13 @@ fn fit<F: Scalar + KValue<Loss = f64>>(method: &str, algo: Algo, a: &Args) -> Cl
         let (model, d, dist_s, fit_s, sil) = if let (true, Algo::Clara(p)) = (a.distributed, &algo) {
             let metric: MetricKind = a.metric.parse()?;
             let x = procs.load::<F>(&a.input)?;
+            let t1 = Instant::now();
             let model = p
                 .clone()
                 .communicator(procs.comm.clone())
                 .progress(progress)
                 .fit_points(x.view(), &metric)?;
-            (model, Some(x.ncols()), 0.0, secs(t0), None)
+            (model, Some(x.ncols()), 0.0, secs(t1), None)
         } else if a.precomputed {
             let dm = DenseMatrix::new(read_matrix::<F>(&a.input)?).map_err(prefixed)?;
             let dist_s = secs(t0);
