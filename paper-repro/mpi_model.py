@@ -10,9 +10,9 @@ message. With latency ALPHA and bandwidth BETA per link:
 
     T(P) = T_par / P + T_rep + C * ALPHA * log2(P) + P * m * 8 / BETA
 
-T_par and T_rep come from the one- and two-process runs measured on this 2-core machine
-(paper-repro/mpi_compare.sh; the figures are in paper-repro/results/mpi_scaling.md); m is the
-number of f64 values one process sends per iteration. ALPHA and BETA are assumptions for an
+T1 = T_par + T_rep comes from the runs measured on this 2-core machine (paper-repro/
+mpi_compare.sh; figures in paper-repro/results/mpi_scaling.md); m is the number of 8-byte
+values one process sends per iteration. ALPHA and BETA are assumptions for an
 InfiniBand / 100 GbE cluster. Usage: python3 paper-repro/mpi_model.py > table.md
 """
 import math
@@ -20,34 +20,38 @@ import math
 ALPHA = 2e-6  # s per collective step
 BETA = 10e9  # bytes / s
 
-# name: (rows n of the measurement, seconds per iteration on one process (T1), on two (T2),
-#        replicated work? (then T_rep is fitted as 2*T2 - T1), collectives per iteration,
-#        values sent per process per iteration as a function of (n, P), description)
+# name: (rows n of the measurement, T1 = seconds per iteration on one process, T_rep = the part
+#        every process repeats, collectives per iteration, values one process sends per
+#        iteration as a function of P, what is exchanged). Measured with
+#        paper-repro/mpi_compare.sh (one thread per process, this 2-core machine).
 ALGORITHMS = {
     "k-means (Lloyd), 2 M x 32, k = 16": (
-        2_000_000, 20.23 / 36, 11.13 / 36, False, 4,
-        lambda n, p: 16 * 32 + 16 + 2,
+        20.23 / 36, 0.0, 4,
+        lambda p: 16 * 32 + 16 + 2,
         "k x d sums, k counts, inertia, changed flag",
     ),
     "GMM (full covariances), 1 M x 16, k = 16": (
-        1_000_000, None, None, False, 4,
-        lambda n, p: 16 * (1 + 16 + 16 * 16) + 1,
+        11.14 / 7, 0.0, 4,
+        lambda p: 16 * (1 + 16 + 16 * 16) + 1,
         "n_k, k x d sums, k x d x d scatter, lower bound",
     ),
-    "mini-batch k-means, 1 M x 16, k = 16, batch 1024 (per step)": (
-        1_000_000, None, None, True, 2,
-        lambda n, p: 3 + math.ceil(1024 / p * 1.1) * (16 + 2),
-        "batch rows held (+ label, distance), padded to the largest share",
+    # per step; T1 and T_rep from an instrumented run at k = 128 (nearest centres of the batch:
+    # 0.399 ms per step, split; gathering and the update: 0.040 ms, repeated everywhere)
+    "mini-batch k-means, 1 M x 16, k = 128, batch 1024 (per step)": (
+        0.439e-3, 0.040e-3, 2,
+        lambda p: 3 + math.ceil(1024 / p * 1.1) * (16 + 2),
+        "the batch rows a process holds with their labels and distances, padded to the largest share",
     ),
+    # per sample; T_rep fitted from the two-process run (2 T2 - T1: FasterPAM on the sample)
     "FasterCLARA, 1 M x 16, k = 16, sample 144 (per sample)": (
-        1_000_000, None, None, True, 6,
-        lambda n, p: 3 + math.ceil(144 / p * 1.2) * 16 + 3 + 16 * 16 + 1,
+        0.68 / 5, 2 * 0.36 / 5 - 0.68 / 5, 6,
+        lambda p: 3 + math.ceil(144 / p * 1.2) * 16 + 3 + 16 * 16 + 1,
         "sample rows, medoid rows, loss",
     ),
     "RFF-KPKM, 1 M x 16, D = 256, k = 16": (
-        1_000_000, 167.71 / 200, 84.23 / 200, False, 1,
-        lambda n, p: 16 * 256 + 16 + 2,
-        "k x D weighted sums, k weight totals, objective, hardness",
+        174.60 / 200, 0.0, 2,
+        lambda p: 2 * (16 * 256 + 16 + 2) + 1,
+        "per-element maxima, then the integer sums of the k x D weighted sums, k weight totals, objective, hardness",
     ),
 }
 
@@ -56,36 +60,23 @@ def exchange(p, c, m):
     return 0.0 if p == 1 else c * ALPHA * math.log2(p) + p * m * 8 / BETA
 
 
-def table(name, n, t1, t2, replicated, c, values, what, measured=None):
-    t_rep = max(0.0, 2 * t2 - t1 - 2 * exchange(2, c, values(n, 2))) if replicated else 0.0
+def table(name, t1, t_rep, c, values, what):
     t_par = t1 - t_rep
     print(f"### {name}\n")
-    print(f"Exchanged per iteration: {what}. T1 = {t1 * 1e3:.2f} ms per iteration, of which "
-          f"replicated {t_rep * 1e3:.2f} ms" + (" (fitted from the 2-process run)" if replicated else "") + ".\n")
-    print("| P | strong: ms / iteration | speed-up | efficiency | weak (n/P = n): efficiency | exchange per iteration |")
+    print(f"Exchanged per iteration: {what}. T1 = {t1 * 1e3:.3f} ms per iteration, of which "
+          f"{t_rep * 1e3:.3f} ms repeated on every process.\n")
+    print("| P | strong scaling: ms / iteration | speed-up | efficiency | weak scaling (same rows per process): efficiency | exchange per iteration |")
     print("|---|---|---|---|---|---|")
     for p in [1, 2, 4, 8, 16, 32, 64]:
-        x = exchange(p, c, values(n, p))
+        x = exchange(p, c, values(p))
         strong = t_par / p + t_rep + x
-        weak = t_par + t_rep + exchange(p, c, values(n * p, p))
-        # weak scaling: every process keeps n rows; replicated work per iteration is unchanged
-        print(f"| {p} | {strong * 1e3:.2f} | {t1 / strong:.1f}x | {t1 / strong / p:.0%} | "
+        weak = t1 + exchange(p, c, values(p))
+        print(f"| {p} | {strong * 1e3:.3f} | {t1 / strong:.1f}x | {t1 / strong / p:.0%} | "
               f"{t1 / weak:.0%} | {x * 1e6:.0f} us |")
     print()
 
 
 if __name__ == "__main__":
-    import sys
-    measured = {}
-    # Optional overrides: NAME_PREFIX=T1,T2 (seconds per iteration)
-    for arg in sys.argv[1:]:
-        key, vals = arg.split("=")
-        measured[key] = tuple(float(v) for v in vals.split(","))
-    for name, (n, t1, t2, rep, c, values, what) in ALGORITHMS.items():
-        for key, (a, b) in measured.items():
-            if name.startswith(key):
-                t1, t2 = a, b
-        if t1 is None:
-            print(f"### {name}\n\n(not measured: pass '{name.split(',')[0]}=T1,T2')\n")
-            continue
-        table(name, n, t1, t2, rep, c, values, what)
+    print(f"Assumed: latency {ALPHA * 1e6:.0f} us per collective step, bandwidth {BETA / 1e9:.0f} GB/s.\n")
+    for name, (t1, t_rep, c, values, what) in ALGORITHMS.items():
+        table(name, t1, t_rep, c, values, what)
