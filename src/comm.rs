@@ -25,6 +25,17 @@ pub trait Communicator: Debug + Send + Sync {
     /// Copies `root`'s `buf` into every process's `buf`.
     fn broadcast_f64(&self, buf: &mut [f64], root: usize);
 
+    /// Every process's `local` (the same length on each), concatenated in rank order on
+    /// `root`; empty on the others.
+    fn gather_f64(&self, local: &[f64], root: usize) -> Vec<f64> {
+        let all = self.all_gather_f64(local);
+        if self.rank() == root {
+            all
+        } else {
+            Vec::new()
+        }
+    }
+
     /// Sums `buf` element-wise over all processes, in rank order; every process gets the sum.
     fn allreduce_sum(&self, buf: &mut [f64]) {
         if self.size() == 1 {
@@ -246,17 +257,20 @@ pub fn agree(local: Result<()>, comm: &dyn Communicator) -> Result<()> {
     }
 }
 
-/// Every process's labels (slices of different lengths), concatenated in rank order.
-pub fn all_gather_labels(local: &[i64], comm: &dyn Communicator) -> Vec<i64> {
+/// Every process's labels (slices of different lengths), concatenated in rank order on `root`
+/// (`None` on the others).
+pub fn gather_labels(local: &[i64], root: usize, comm: &dyn Communicator) -> Option<Vec<i64>> {
     let lens = comm.all_gather_u64(&[local.len() as u64]);
     let width = lens.iter().copied().max().unwrap_or(0) as usize;
     let mut padded = vec![0.0; width];
     padded.iter_mut().zip(local).for_each(|(p, &l)| *p = l as f64); // labels are small integers: exact in f64
-    let all = comm.all_gather_f64(&padded);
-    all.chunks(width.max(1))
-        .zip(&lens)
-        .flat_map(|(block, &len)| block[..len as usize].iter().map(|&v| v as i64))
-        .collect()
+    let all = comm.gather_f64(&padded, root);
+    (comm.rank() == root).then(|| {
+        all.chunks(width.max(1))
+            .zip(&lens)
+            .flat_map(|(block, &len)| block[..len as usize].iter().map(|&v| v as i64))
+            .collect()
+    })
 }
 
 /// A shared communicator, as algorithms' parameters hold it.
@@ -353,6 +367,17 @@ mod mpi_comm {
         }
         fn broadcast_f64(&self, buf: &mut [f64], root: usize) {
             self.world.process_at_rank(root as i32).broadcast_into(buf);
+        }
+        fn gather_f64(&self, local: &[f64], root: usize) -> Vec<f64> {
+            let root_process = self.world.process_at_rank(root as i32);
+            if self.rank() == root {
+                let mut all = vec![0.0; local.len() * self.size()];
+                root_process.gather_into_root(local, &mut all[..]);
+                all
+            } else {
+                root_process.gather_into(local);
+                Vec::new()
+            }
         }
     }
 }

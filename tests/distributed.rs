@@ -361,3 +361,15 @@ fn rff_kpkm_and_power_kmeans_on_several_processes_equal_one_process_bit_for_bit(
         assert!((a - b).abs() <= 1e-12 * b.abs(), "{a} vs {b}");
     }
 }
+
+/// Labels of slices of different lengths arrive in rank order on the root only.
+#[test]
+fn labels_are_gathered_on_the_root() {
+    let got = on_ranks(3, |comm| {
+        let local: Vec<i64> = (0..comm.rank() as i64 + 1)
+            .map(|v| v + 10 * comm.rank() as i64)
+            .collect();
+        clustr::comm::gather_labels(&local, 1, &*comm)
+    });
+    assert_eq!(got, vec![None, Some(vec![0, 10, 11, 20, 21, 22]), None]);
+}

@@ -137,8 +137,7 @@ impl Processes {
         if !self.distributed {
             return Some(local);
         }
-        let all = clustr::comm::all_gather_labels(&local, &*self.comm);
-        (self.comm.rank() == 0).then_some(all)
+        clustr::comm::gather_labels(&local, 0, &*self.comm)
     }
 }
 
