@@ -169,6 +169,16 @@ pub struct Partition {
 }
 
 impl Partition {
+    /// Where the rows of `idx` (global indices) that this process holds, `n_local` rows from
+    /// `offset`, sit among its rows, in the order of `idx`.
+    pub fn held(&self, n_local: usize, idx: &[usize]) -> Vec<usize> {
+        let mine = self.offset..self.offset + n_local;
+        idx.iter()
+            .filter(|i| mine.contains(i))
+            .map(|i| i - self.offset)
+            .collect()
+    }
+
     /// Agrees on the partition: every process gives its row count.
     pub fn of(n_local: usize, comm: &dyn Communicator) -> Partition {
         let counts = comm.all_gather_u64(&[n_local as u64]);
@@ -187,12 +197,7 @@ pub fn fetch_rows<F: crate::Scalar>(
     idx: &[usize],
     comm: &dyn Communicator,
 ) -> ndarray::Array2<F> {
-    let mine = part.offset..part.offset + x.nrows();
-    let held: Vec<usize> = idx
-        .iter()
-        .filter(|i| mine.contains(i))
-        .map(|i| i - part.offset)
-        .collect();
+    let held = part.held(x.nrows(), idx);
     share_rows(
         x.select(ndarray::Axis(0), &held).view(),
         part,

@@ -493,12 +493,7 @@ fn read_sample<F: Scalar, S: RowSource<F>>(
 ) -> Result<Array2<F>> {
     let mut idx = rand::seq::index::sample(rng, part.n_global, size).into_vec();
     idx.sort_unstable();
-    let mine = part.offset..part.offset + src.nrows();
-    let held: Vec<usize> = idx
-        .iter()
-        .filter(|i| mine.contains(i))
-        .map(|i| i - part.offset)
-        .collect();
+    let held = part.held(src.nrows(), &idx);
     let mut rows = Array2::<F>::zeros((held.len(), src.ncols()));
     for (r, &i) in held.iter().enumerate() {
         rows.row_mut(r).assign(&src.chunk(i, i + 1)?.row(0));
