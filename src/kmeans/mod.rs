@@ -316,7 +316,9 @@ impl<F: Scalar> Fit<ArrayView2<'_, F>> for KMeans {
                 part,
                 comm,
                 centers,
-                self.algorithm.resolve(x.nrows(), self.k, x.ncols()),
+                // (every process must choose the same: from the size of the largest slice)
+                self.algorithm
+                    .resolve(part.n_global.div_ceil(comm.size()), self.k, x.ncols()),
                 self.max_iter,
                 tol,
                 self.progress.as_ref(),
