@@ -98,3 +98,36 @@ fn cuda_equals_cpu_in_f32() {
         check::<f32>(&gpu, 1e-5);
     }
 }
+
+/// k-means (Lloyd) and mini-batch k-means with their nearest-centre searches on the GPU: the
+/// same labels, iterations and centres as on the CPU (f64; well-separated blobs, so no
+/// distance ties are at stake).
+#[test]
+fn kmeans_on_cuda_equals_cpu() {
+    use clustr::kmeans::{KMeans, MiniBatchKMeans};
+    use clustr::{AnyBackend, Fit};
+    let Some(gpu) = device() else { return };
+    let x = clustr::datasets::Blobs::new(20_000, 8)
+        .n_features(16)
+        .seed(3)
+        .generate()
+        .unwrap()
+        .data;
+    let cpu = KMeans::new(8).seed(1).fit(&x.view()).unwrap();
+    let cuda = KMeans::new(8)
+        .seed(1)
+        .backend(AnyBackend::Cuda(gpu.clone()))
+        .fit(&x.view())
+        .unwrap();
+    assert_eq!(cuda.labels, cpu.labels);
+    assert_eq!(cuda.n_iter, cpu.n_iter);
+    assert!((cuda.inertia - cpu.inertia).abs() <= 1e-12 * cpu.inertia);
+    let cpu = MiniBatchKMeans::new(8).seed(1).fit(&x.view()).unwrap();
+    let cuda = MiniBatchKMeans::new(8)
+        .seed(1)
+        .backend(AnyBackend::Cuda(gpu))
+        .fit(&x.view())
+        .unwrap();
+    assert_eq!(cuda.labels, cpu.labels);
+    assert_eq!(cuda.n_steps, cpu.n_steps);
+}

@@ -131,6 +131,13 @@ pub enum AnyBackend {
     Cuda(CudaBackend),
 }
 
+impl Default for AnyBackend {
+    /// The CPU backend (what the algorithms use unless given another).
+    fn default() -> Self {
+        AnyBackend::Cpu(CpuBackend::default())
+    }
+}
+
 impl Backend for AnyBackend {
     fn name(&self) -> &'static str {
         match self {

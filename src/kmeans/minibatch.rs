@@ -27,7 +27,7 @@
 //! each process makes the same update and the result equals one process's bit for bit; the
 //! variance scan and the final labelling, the passes over all rows, are split.
 
-use crate::backend::{Backend, CpuBackend};
+use crate::backend::{AnyBackend, Backend, CpuBackend};
 use crate::comm::{agree, share_rows, single_process, Communicator, Partition, SharedComm};
 use crate::data::validate::check_slice;
 use crate::data::NpyRows;
@@ -111,6 +111,9 @@ pub struct MiniBatchKMeans {
     pub progress: Option<ProgressFn>,
     /// The processes of a distributed run (default: this one alone).
     pub comm: SharedComm,
+    /// Where the nearest centres of the batches and of the final pass are found (default:
+    /// the CPU).
+    pub backend: AnyBackend,
 }
 
 impl MiniBatchKMeans {
@@ -130,7 +133,13 @@ impl MiniBatchKMeans {
             seed: 0,
             progress: None,
             comm: single_process(),
+            backend: AnyBackend::default(),
         }
+    }
+    /// The backend of the nearest-centre searches.
+    pub fn backend(mut self, backend: AnyBackend) -> Self {
+        self.backend = backend;
+        self
     }
     /// The communicator of a distributed run (see [`crate::comm`]): the source then holds
     /// this process's slice of the rows.
@@ -285,7 +294,7 @@ impl MiniBatchKMeans {
             (KMeansInit::Random, None) => 3,
             _ => 1,
         };
-        let backend = CpuBackend::default();
+        let backend = self.backend.clone();
         let mut best: Option<(Array2<F>, f64)> = None;
         for _ in 0..n_init {
             let sample = read_sample(src, part, comm, &mut rng, init_size)?;
@@ -503,7 +512,7 @@ fn read_sample<F: Scalar, S: RowSource<F>>(
 
 /// Nearest-centre labels of `x` and their inertia.
 fn batch_inertia<F: Scalar>(
-    backend: &CpuBackend,
+    backend: &impl Backend,
     x: ArrayView2<F>,
     centers: ArrayView2<F>,
 ) -> Result<(Vec<i64>, f64)> {
@@ -513,7 +522,7 @@ fn batch_inertia<F: Scalar>(
 
 /// Nearest-centre labels of `x` and the squared distances to them.
 fn nearest<F: Scalar>(
-    backend: &CpuBackend,
+    backend: &impl Backend,
     x: ArrayView2<F>,
     centers: ArrayView2<F>,
 ) -> Result<(Vec<i64>, Vec<f64>)> {
@@ -561,7 +570,12 @@ impl<F: Scalar> Stepper<F> {
 
     /// One mini-batch step (scikit-learn's `_mini_batch_step`): returns the batch inertia
     /// before the update and the centres' squared movement.
-    fn step(&mut self, backend: &CpuBackend, x: ArrayView2<F>, random_reassign: bool) -> Result<(f64, f64)> {
+    fn step(
+        &mut self,
+        backend: &impl Backend,
+        x: ArrayView2<F>,
+        random_reassign: bool,
+    ) -> Result<(f64, f64)> {
         let (labels, dists) = nearest(backend, x, self.centers.view())?;
         Ok(self.apply(x, labels, ndarray::ArrayView1::from(&dists), random_reassign))
     }

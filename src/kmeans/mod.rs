@@ -19,7 +19,7 @@ pub mod minibatch;
 
 pub use minibatch::{MiniBatchKMeans, MiniBatchKMeansModel, RowSource};
 
-use crate::backend::{Backend, CpuBackend};
+use crate::backend::{AnyBackend, Backend, CpuBackend};
 use crate::comm::{agree, fetch_rows, single_process, Communicator, Partition, SharedComm, SingleProcess};
 use crate::data::validate::{check_k, check_points, check_slice};
 use crate::error::{Error, Result};
@@ -128,6 +128,9 @@ pub struct KMeans {
     /// Each process fits on its own slice of the rows; the centres, inertia and iterations
     /// are the single-process ones, the labels those of the slice.
     pub comm: SharedComm,
+    /// Where Lloyd's nearest-centre assignment runs (default: the CPU). With another
+    /// backend, `Auto` means Lloyd; Elkan's and Hamerly's bounds run on the CPU.
+    pub backend: AnyBackend,
 }
 
 impl KMeans {
@@ -143,11 +146,17 @@ impl KMeans {
             algorithm: Algorithm::Auto,
             progress: None,
             comm: single_process(),
+            backend: AnyBackend::default(),
         }
     }
     /// The communicator of a distributed run (see [`crate::comm`]).
     pub fn communicator(mut self, comm: SharedComm) -> Self {
         self.comm = comm;
+        self
+    }
+    /// The backend of the assignment step.
+    pub fn backend(mut self, backend: AnyBackend) -> Self {
+        self.backend = backend;
         self
     }
     /// Initialisation.
@@ -311,14 +320,18 @@ impl<F: Scalar> Fit<ArrayView2<'_, F>> for KMeans {
                     fetch_rows(x, part, &idx, comm)
                 }
             };
+            // (every process must choose the same: from the size of the largest slice)
+            let algorithm = match (self.algorithm, self.backend.name()) {
+                (Algorithm::Auto, name) if name != "cpu" => Algorithm::Lloyd,
+                (a, _) => a.resolve(part.n_global.div_ceil(comm.size()), self.k, x.ncols()),
+            };
             let run = lloyd(
                 x,
                 part,
                 comm,
+                &self.backend,
                 centers,
-                // (every process must choose the same: from the size of the largest slice)
-                self.algorithm
-                    .resolve(part.n_global.div_ceil(comm.size()), self.k, x.ncols()),
+                algorithm,
                 self.max_iter,
                 tol,
                 self.progress.as_ref(),
@@ -389,13 +402,13 @@ fn lloyd<F: Scalar>(
     x: ArrayView2<F>,
     part: Partition,
     comm: &dyn Communicator,
+    backend: &AnyBackend,
     mut centers: Array2<F>,
     algorithm: Algorithm,
     max_iter: usize,
     tol: f64,
     progress: Option<&ProgressFn>,
 ) -> Result<KMeansModel<F>> {
-    let backend = CpuBackend::default();
     let k = centers.nrows();
     let assign = |c: &Array2<F>| -> Result<(Vec<usize>, f64)> {
         let near = backend.nearest(x, c.view(), &MetricKind::SqEuclidean)?;

@@ -7,6 +7,7 @@ use crate::harness::{
 };
 use clustr::data::{read_matrix, FileKind};
 use clustr::kmeans::{Algorithm, KMeans, KMeansInit, MiniBatchKMeans};
+use clustr::Backend as _;
 use clustr::{Fit, Scalar};
 use serde_json::json;
 use std::path::PathBuf;
@@ -95,7 +96,7 @@ fn centers_json<F: Scalar>(centers: &ndarray::Array2<F>) -> serde_json::Value {
 fn fit<F: Scalar>(params: KMeans, a: &Args) -> CliResult {
     let started = Instant::now();
     let procs = Processes::new(a.distributed)?;
-    let ((mut model, d, read_s, fit_s), threads) = a.exec.run(|_backend| {
+    let ((mut model, d, read_s, fit_s, backend_name), threads) = a.exec.run(|backend| {
         let t0 = Instant::now();
         let x = procs.load::<F>(&a.input)?;
         let read_s = secs(t0);
@@ -104,10 +105,11 @@ fn fit<F: Scalar>(params: KMeans, a: &Args) -> CliResult {
         let model = params
             .clone()
             .communicator(procs.comm.clone())
+            .backend(backend.clone())
             .progress(progress)
             .fit(&x.view())?;
         bar.finish_and_clear();
-        Ok((model, x.ncols(), read_s, secs(t1)))
+        Ok((model, x.ncols(), read_s, secs(t1), backend.name()))
     })?;
     let Some(labels) = procs.gather_labels(std::mem::take(&mut model.labels)) else {
         return Ok(()); // rank 0 writes and reports
@@ -124,7 +126,7 @@ fn fit<F: Scalar>(params: KMeans, a: &Args) -> CliResult {
         d: Some(d),
         k: Some(a.algo.k),
         model: &model,
-        backend: "cpu",
+        backend: backend_name,
         threads,
         seed: a.algo.seed,
         seconds: vec![("read", read_s), ("fit", fit_s)],
@@ -207,10 +209,14 @@ pub fn run_minibatch(a: MiniBatchArgs) -> CliResult {
 fn fit_minibatch<F: Scalar>(params: MiniBatchKMeans, a: &MiniBatchArgs) -> CliResult {
     let started = Instant::now();
     let procs = Processes::new(a.distributed)?;
-    let ((mut model, d, fit_s), threads) = a.exec.run(|_backend| {
+    let ((mut model, d, fit_s, backend_name), threads) = a.exec.run(|backend| {
         let t0 = Instant::now();
         let (bar, progress) = iteration_bar(params.max_iter, "minibatch-kmeans", &a.output);
-        let params = params.clone().communicator(procs.comm.clone()).progress(progress);
+        let params = params
+            .clone()
+            .communicator(procs.comm.clone())
+            .backend(backend.clone())
+            .progress(progress);
         let streamed = a.distributed || a.input.is_dir() || FileKind::of(&a.input)? == FileKind::Npy;
         let (model, d) = if streamed {
             let rows = procs.rows(&a.input)?;
@@ -223,7 +229,7 @@ fn fit_minibatch<F: Scalar>(params: MiniBatchKMeans, a: &MiniBatchArgs) -> CliRe
             (params.fit(&x.view())?, x.ncols())
         };
         bar.finish_and_clear();
-        Ok((model, d, secs(t0)))
+        Ok((model, d, secs(t0), backend.name()))
     })?;
     let Some(labels) = procs.gather_labels(std::mem::take(&mut model.labels)) else {
         return Ok(()); // rank 0 writes and reports
@@ -240,7 +246,7 @@ fn fit_minibatch<F: Scalar>(params: MiniBatchKMeans, a: &MiniBatchArgs) -> CliRe
         d: Some(d),
         k: Some(a.algo.k),
         model: &model,
-        backend: "cpu",
+        backend: backend_name,
         threads,
         seed: a.algo.seed,
         seconds: vec![("fit", fit_s)],
