@@ -373,3 +373,50 @@ fn labels_are_gathered_on_the_root() {
     });
     assert_eq!(got, vec![None, Some(vec![0, 10, 11, 20, 21, 22]), None]);
 }
+
+/// Fewer granules than processes: the last process holds no rows and still takes part.
+#[test]
+fn a_process_without_rows_takes_part() {
+    use clustr::kernel::RffKpkm;
+    use clustr::kmeans::MiniBatchKMeans;
+    use clustr::kmedoids::Clara;
+    use clustr::mixture::gmm::GaussianMixture;
+    use clustr::MetricKind;
+    let x = blobs(5000, 2, 3);
+    let slices = on_granules(&x, 3, |_, xs| xs.nrows());
+    assert_eq!(slices, vec![4096, 904, 0]);
+    let labels = |parts: Vec<Vec<i64>>| parts.concat();
+    let single = KMeans::new(3).fit(&x.view()).unwrap().labels;
+    let parts = on_granules(&x, 3, |c, xs| {
+        KMeans::new(3).communicator(c).fit(&xs).unwrap().labels
+    });
+    assert_eq!(labels(parts), single);
+    let single = GaussianMixture::new(3).fit(&x.view()).unwrap().labels;
+    let parts = on_granules(&x, 3, |c, xs| {
+        GaussianMixture::new(3).communicator(c).fit(&xs).unwrap().labels
+    });
+    assert_eq!(labels(parts), single);
+    let single = MiniBatchKMeans::new(3).fit(&x.view()).unwrap().labels;
+    let parts = on_granules(&x, 3, |c, xs| {
+        MiniBatchKMeans::new(3).communicator(c).fit(&xs).unwrap().labels
+    });
+    assert_eq!(labels(parts), single);
+    let single = Clara::fasterclara(3)
+        .fit_points(x.view(), &MetricKind::Euclidean)
+        .unwrap()
+        .labels;
+    let parts = on_granules(&x, 3, |c, xs| {
+        Clara::fasterclara(3)
+            .communicator(c)
+            .fit_points(xs, &MetricKind::Euclidean)
+            .unwrap()
+            .labels
+    });
+    assert_eq!(labels(parts), single);
+    let rff = RffKpkm::new(3).n_features(50);
+    let single = rff.fit(&x.view()).unwrap().power.fit.labels;
+    let parts = on_granules(&x, 3, |c, xs| {
+        rff.clone().communicator(c).fit(&xs).unwrap().power.fit.labels
+    });
+    assert_eq!(labels(parts), single);
+}

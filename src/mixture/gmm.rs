@@ -23,7 +23,7 @@
 //! order, so the result does not depend on the thread count.
 
 use crate::comm::{agree, single_process, Communicator, Partition, SharedComm};
-use crate::data::validate::{check_finite, check_k, check_points, check_same_len};
+use crate::data::validate::{check_finite, check_k, check_points, check_same_len, check_slice};
 use crate::error::{Error, Result};
 use crate::estimator::{Clustering, Fit, Predict, Progress, ProgressFn};
 use crate::kmeans::{greedy_kmeans_plus_plus, KMeans};
@@ -206,9 +206,9 @@ impl GaussianMixture {
         self
     }
 
-    fn validate(&self, x: ArrayView2<f64>, n_global: usize) -> Result<()> {
-        check_points(x)?;
-        check_k(self.k, n_global)?;
+    fn validate(&self, x: ArrayView2<f64>, part: Partition) -> Result<()> {
+        check_slice(x, part.offset, part.n_global)?;
+        check_k(self.k, part.n_global)?;
         if !(self.reg_covar >= 0.0 && self.reg_covar.is_finite()) {
             return Err(Error::param(
                 "reg_covar",
@@ -806,7 +806,7 @@ impl Fit<ArrayView2<'_, f64>> for GaussianMixture {
     fn fit(&self, x: &ArrayView2<'_, f64>) -> Result<GaussianMixtureModel> {
         let comm = &*self.comm;
         let part = Partition::of(x.nrows(), comm);
-        agree(self.validate(*x, part.n_global), comm)?;
+        agree(self.validate(*x, part), comm)?;
         check_fit(self, "a Gaussian mixture", x.nrows(), x.ncols(), 8, GMM_HINT)?;
         let x = crate::data::standard_layout(*x);
         let x = x.view();
