@@ -5,6 +5,9 @@
 //! its slice and calls [`Communicator::allreduce_sum`]. The sums are combined in rank order
 //! (gathered, then added in order on every process), so a run gives the same bits on every
 //! process and for every repetition, whatever reduction tree the MPI library would choose.
+//! Where even the rounding must not depend on the number of processes (power k-means'
+//! annealing amplifies it), [`reproducible_sum`] adds per-block partial sums exactly, and
+//! [`row_range`] cuts the rows into slices of whole blocks.
 //! [`SingleProcess`] is the default: every call is the identity, so an algorithm never
 //! branches on "distributed or not". [`Mpi`] (feature `mpi`) runs over the system's MPI.
 
