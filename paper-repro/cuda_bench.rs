@@ -6,18 +6,19 @@
 //!   written to host memory and effective GFLOP/s (2·n²·d), CPU (all cores) and CUDA, with the
 //!   largest relative difference;
 //! - nearest-centre assignment, 1,000,000 × 32 f32, k = 100;
-//! - FasterPAM, n = 20,000 and 50,000 (`--pam-n`), k = 100, end to end (distance matrix on
-//!   the backend, then the swap phase, which runs on the CPU in both: the batched swap-gain
-//!   kernel is not written yet).
+//! - FasterPAM, n = 20,000 and 50,000 (`--pam-n`), d = 16, k = 100, end to end: the distance
+//!   matrix on the backend, then the swap phase with its candidate scans on the backend.
 //!
-//! `--write-ptx FILE [--arch 90]` compiles the kernels with NVRTC and writes the PTX instead
-//! (for machines without libnvrtc, through CLUSTR_CUDA_PTX).
+//! `--cpu-only` runs the CPU half of the FasterPAM rows alone (on a machine without a GPU,
+//! for the acceptance's 2-core baseline on the same data). `--write-ptx FILE [--arch 90]`
+//! compiles the kernels with NVRTC and writes the PTX instead (for machines without libnvrtc,
+//! through CLUSTR_CUDA_PTX).
 //!
 //!     cargo run --release --features cuda --example cuda_bench [-- --n 50000 --pam-n 20000,50000]
 
 use clustr::backend::cuda::{compile_kernels, CudaBackend};
 use clustr::kmedoids::KMedoids;
-use clustr::{Backend, CpuBackend, DenseMatrix, Fit, MetricKind};
+use clustr::{AnyBackend, Backend, CpuBackend, DenseMatrix, Fit, MetricKind};
 use ndarray::Array2;
 use rand::{rngs::StdRng, Rng, SeedableRng};
 use std::time::Instant;
@@ -39,13 +40,38 @@ fn blobs(n: usize, d: usize, k: usize, seed: u64) -> Array2<f32> {
     })
 }
 
-/// Seconds in all and for the distance matrix, and the loss of FasterPAM (k = 100) on `x`.
-fn fasterpam_end_to_end<B: Backend>(x: &Array2<f32>, backend: &B) -> clustr::Result<(f64, f64, f32)> {
+/// FasterPAM (k = 100) on `x` end to end on `backend`.
+struct PamRun {
+    seconds: f64,
+    distances: f64,
+    loss: f64,
+    medoids: Vec<usize>,
+    swaps: usize,
+}
+
+fn fasterpam_end_to_end(x: &Array2<f32>, backend: &AnyBackend) -> clustr::Result<PamRun> {
     let t = Instant::now();
     let dm = DenseMatrix::from_points(x.view(), &MetricKind::Euclidean, backend)?;
-    let dist = t.elapsed().as_secs_f64();
-    let m = KMedoids::fasterpam(100).seed(0).fit(&dm)?;
-    Ok((t.elapsed().as_secs_f64(), dist, m.loss as f32))
+    let distances = t.elapsed().as_secs_f64();
+    let m = KMedoids::fasterpam(100)
+        .seed(0)
+        .backend(backend.clone())
+        .fit(&dm)?;
+    Ok(PamRun {
+        seconds: t.elapsed().as_secs_f64(),
+        distances,
+        loss: m.loss,
+        medoids: m.medoids,
+        swaps: m.n_swaps,
+    })
+}
+
+fn pam_sizes() -> Vec<usize> {
+    arg("--pam-n")
+        .unwrap_or_else(|| "20000,50000".into())
+        .split(',')
+        .map(|v| v.parse().expect("a number"))
+        .collect()
 }
 
 fn main() -> clustr::Result<()> {
@@ -54,6 +80,18 @@ fn main() -> clustr::Result<()> {
         let ptx = compile_kernels(arch / 10, arch % 10)?;
         std::fs::write(&path, ptx.to_src()).map_err(|e| clustr::Error::io(&path, e))?;
         eprintln!("wrote the kernels' PTX for compute_{arch} to {path}");
+        return Ok(());
+    }
+    if std::env::args().any(|a| a == "--cpu-only") {
+        let threads = rayon::current_num_threads();
+        println!("| FasterPAM, k = 100, d = 16, f32, CPU only | {threads} threads | swaps | loss |\n|---|---|---|---|");
+        for n in pam_sizes() {
+            let r = fasterpam_end_to_end(&blobs(n, 16, 100, 4), &AnyBackend::default())?;
+            println!(
+                "| n = {n} | {:.2} s (distances {:.2} s) | {} | {:.6e} |",
+                r.seconds, r.distances, r.swaps, r.loss
+            );
+        }
         return Ok(());
     }
     let gpu = CudaBackend::new(0)?;
@@ -109,18 +147,22 @@ fn main() -> clustr::Result<()> {
         t_cpu / t_gpu
     );
 
-    let pam_n: Vec<usize> = arg("--pam-n")
-        .unwrap_or_else(|| "20000,50000".into())
-        .split(',')
-        .map(|v| v.parse().expect("a number"))
-        .collect();
-    for n in pam_n {
+    for n in pam_sizes() {
         let x = blobs(n, 16, 100, 4);
-        let (t_cpu, d_cpu, l_cpu) = fasterpam_end_to_end(&x, &cpu)?;
-        let (t_gpu, d_gpu, l_gpu) = fasterpam_end_to_end(&x, &gpu)?;
+        let c = fasterpam_end_to_end(&x, &AnyBackend::Cpu(cpu))?;
+        let g = fasterpam_end_to_end(&x, &AnyBackend::Cuda(gpu.clone()))?;
         println!(
-            "| FasterPAM n = {n}, k = 100, end to end | {t_cpu:.2} s (distances {d_cpu:.2} s) | {t_gpu:.2} s (distances {d_gpu:.2} s) | {:.1}× | loss {l_cpu:.6e} vs {l_gpu:.6e}; swaps on the CPU in both |",
-            t_cpu / t_gpu
+            "| FasterPAM n = {n}, k = 100, end to end | {:.2} s (distances {:.2} s) | {:.2} s (distances {:.2} s) | {:.1}× | {} swaps vs {}; medoids {}; loss {:.6e} vs {:.6e} |",
+            c.seconds,
+            c.distances,
+            g.seconds,
+            g.distances,
+            c.seconds / g.seconds,
+            c.swaps,
+            g.swaps,
+            if c.medoids == g.medoids { "identical" } else { "DIFFER" },
+            c.loss,
+            g.loss
         );
     }
     Ok(())

@@ -131,3 +131,111 @@ fn kmeans_on_cuda_equals_cpu() {
     assert_eq!(cuda.labels, cpu.labels);
     assert_eq!(cuda.n_steps, cpu.n_steps);
 }
+
+/// FastPAM1, FastPAM2 and FasterPAM with their candidate scans on the GPU (kernels/
+/// swap_gains.cu), the matrix resident on the device or streamed by candidate rows: the same
+/// medoids, passes and swaps as on the CPU, f32 and f64; a non-dense or integer dissimilarity
+/// is a clear error.
+#[test]
+fn kmedoids_swaps_on_cuda_equal_cpu() {
+    use clustr::kmedoids::{KMedoids, KMedoidsModel};
+    use clustr::{AnyBackend, DenseMatrix, Fit, LowerTriangle};
+    let Some(gpu) = device() else { return };
+    fn compare<F: Scalar + clustr::kmedoids::KValue<Loss = f64>>(gpu: &CudaBackend) {
+        let x = clustr::datasets::Blobs::new(3000, 12)
+            .n_features(8)
+            .seed(5)
+            .generate()
+            .unwrap()
+            .data
+            .mapv(F::from_f64_lossy);
+        let d = DenseMatrix::from_points(x.view(), &MetricKind::Euclidean, &CpuBackend::default()).unwrap();
+        let mut streamed = gpu.clone();
+        streamed.resident_bytes = 0;
+        for params in [
+            KMedoids::fastpam1(12),
+            KMedoids::fastpam2(12),
+            KMedoids::fasterpam(12),
+            KMedoids::fasterpam(12).shuffle(true),
+        ] {
+            let cpu: KMedoidsModel<f64> = params.clone().seed(2).fit(&d).unwrap();
+            for g in [gpu.clone(), streamed.clone()] {
+                let resident = g.resident_bytes > 0;
+                let cuda = params
+                    .clone()
+                    .seed(2)
+                    .backend(AnyBackend::Cuda(g))
+                    .fit(&d)
+                    .unwrap();
+                let what = format!("{} {} resident {resident}", params.name(), F::DTYPE);
+                assert_eq!(cuda.medoids, cpu.medoids, "{what}");
+                assert_eq!((cuda.n_iter, cuda.n_swaps), (cpu.n_iter, cpu.n_swaps), "{what}");
+                assert_eq!(cuda.labels, cpu.labels, "{what}");
+                assert!((cuda.loss - cpu.loss).abs() <= 1e-9 * cpu.loss, "{what}");
+            }
+        }
+    }
+    compare::<f64>(&gpu);
+    compare::<f32>(&gpu);
+    let tri = LowerTriangle::new(4, vec![1.0f64, 2.0, 3.0, 4.0, 5.0, 6.0]).unwrap();
+    let err = KMedoids::fasterpam(2)
+        .backend(AnyBackend::Cuda(gpu))
+        .fit(&tri)
+        .unwrap_err();
+    assert!(err.to_string().contains("dense dissimilarity matrix"), "{err}");
+}
+
+/// The random Fourier feature map on the GPU equals the CPU's (f64 within 1e-12, f32 within
+/// 1e-5); RFF-KPKM and power k-means with their iterations on the GPU take the CPU's path:
+/// the same labels and iterations, objective within 1e-9 (f64, separated blobs).
+#[test]
+fn rff_and_power_kmeans_on_cuda_equal_cpu() {
+    use clustr::kernel::{PowerKMeans, RandomFourierFeatures, RffKpkm};
+    use clustr::{AnyBackend, Clustering, Fit};
+    let Some(gpu) = device() else { return };
+    let cuda = AnyBackend::Cuda(gpu);
+    let x = clustr::datasets::Blobs::new(20_000, 6)
+        .n_features(8)
+        .seed(7)
+        .generate()
+        .unwrap()
+        .data;
+    let rff = RandomFourierFeatures::new(8, 300, 2.0, 1).unwrap();
+    let max_diff =
+        |a: &Array2<f64>, b: &Array2<f64>| a.iter().zip(b).map(|(p, q)| (p - q).abs()).fold(0.0, f64::max);
+    let on_cpu = rff.transform(x.view()).unwrap();
+    let on_gpu = rff.transform_on(x.view(), &cuda).unwrap();
+    assert!(
+        max_diff(&on_cpu, &on_gpu) <= 1e-12,
+        "f64 map: {}",
+        max_diff(&on_cpu, &on_gpu)
+    );
+    let x32 = x.mapv(|v| v as f32);
+    let (a, b) = (
+        rff.transform(x32.view()).unwrap().mapv(f64::from),
+        rff.transform_on(x32.view(), &cuda).unwrap().mapv(f64::from),
+    );
+    assert!(max_diff(&a, &b) <= 1e-5, "f32 map: {}", max_diff(&a, &b));
+
+    let cpu = RffKpkm::new(6).n_features(200).seed(3).fit(&x.view()).unwrap();
+    let gpu = RffKpkm::new(6)
+        .n_features(200)
+        .seed(3)
+        .backend(cuda.clone())
+        .fit(&x.view())
+        .unwrap();
+    assert_eq!(gpu.labels(), cpu.labels());
+    assert_eq!(gpu.n_iter(), cpu.n_iter());
+    let (p, q) = (cpu.loss().unwrap(), gpu.loss().unwrap());
+    assert!((p - q).abs() <= 1e-9 * p.abs(), "RFF-KPKM objective {p} vs {q}");
+
+    let cpu = PowerKMeans::new(6).seed(3).fit(&x.view()).unwrap();
+    let gpu = PowerKMeans::new(6).seed(3).backend(cuda).fit(&x.view()).unwrap();
+    assert_eq!(gpu.fit.labels, cpu.fit.labels);
+    assert_eq!(gpu.fit.n_iter, cpu.fit.n_iter);
+    let (p, q) = (cpu.fit.objective, gpu.fit.objective);
+    assert!(
+        (p - q).abs() <= 1e-9 * p.abs(),
+        "power k-means objective {p} vs {q}"
+    );
+}

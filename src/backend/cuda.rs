@@ -10,6 +10,12 @@
 //! memory is produced block by block into host memory. Results equal the CPU backend's to
 //! rounding (distances computed directly, not by the GEMM form; ties to the lowest index).
 
+mod power;
+mod swap;
+
+pub use power::POWER_MAX_K;
+pub use swap::MAX_K as SWAP_MAX_K;
+
 use super::{check_pairwise_shapes, fill_c_order, Backend, Nearest, NearestTwo};
 use crate::data::standard_layout;
 use crate::error::{Error, Result};
@@ -21,7 +27,19 @@ use std::any::TypeId;
 use std::sync::Arc;
 
 /// The CUDA C source of the kernels.
-pub const KERNELS: &str = include_str!("../../kernels/distances.cu");
+pub const KERNELS: &str = concat!(
+    include_str!("../../kernels/distances.cu"),
+    include_str!("../../kernels/swap_gains.cu"),
+    include_str!("../../kernels/power.cu")
+);
+
+/// The element types the kernels are compiled for (f32, f64).
+pub(crate) trait DeviceFloat:
+    cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits + Copy + Default + 'static
+{
+}
+impl DeviceFloat for f32 {}
+impl DeviceFloat for f64 {}
 
 /// Nearest index, its distance, second index (−1: none), its distance, per point.
 type Assignment<T> = (Vec<i32>, Vec<T>, Vec<i32>, Vec<T>);
@@ -106,6 +124,10 @@ pub struct CudaBackend {
     pub device_name: String,
     /// Most bytes of distances produced per block by [`Backend::pairwise`] (default 512 MiB).
     pub block_bytes: usize,
+    /// Most bytes of a dissimilarity matrix kept on the device for the k-medoids swap scans
+    /// (default: no limit but 80% of the free memory); a larger one is streamed by candidate
+    /// rows.
+    pub resident_bytes: usize,
 }
 
 /// A metric as the kernels' code and parameter.
@@ -158,6 +180,7 @@ impl CudaBackend {
             module,
             device_name,
             block_bytes: 512 << 20,
+            resident_bytes: usize::MAX,
         })
     }
 
@@ -176,7 +199,7 @@ impl CudaBackend {
         out: &mut [T],
     ) -> Result<()>
     where
-        T: cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits + Copy + Default + 'static,
+        T: DeviceFloat,
     {
         let (nx, ny) = (x.len() / d.max(1), y.len() / d.max(1));
         if nx == 0 || ny == 0 {
@@ -229,7 +252,7 @@ impl CudaBackend {
         code: (i32, f64),
     ) -> Result<Assignment<T>>
     where
-        T: cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits + Copy + Default + 'static,
+        T: DeviceFloat,
     {
         let (n, k) = (x.len() / d, centres.len() / d);
         let f = self.function(&format!("nearest_two_{suffix}"))?;
@@ -426,6 +449,16 @@ mod tests {
                 "pairwise_f64",
                 "nearest_two_f32",
                 "nearest_two_f64",
+                "swap_gains_f32",
+                "swap_gains_f64",
+                "rff_map_f32",
+                "rff_map_f64",
+                "power_weights_f32",
+                "power_weights_f64",
+                "power_block_sums_f32",
+                "power_block_sums_f64",
+                "power_distances_f32",
+                "power_distances_f64",
             ] {
                 assert!(
                     ptx.contains(&format!(".entry {entry}")),

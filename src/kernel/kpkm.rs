@@ -10,7 +10,7 @@
 //! matrix is refused, with the memory it needs and RFF-KPKM as the alternative, above
 //! [`crate::memory::max_memory`].
 
-use crate::backend::{Backend, CpuBackend};
+use crate::backend::{AnyBackend, Backend, CpuBackend};
 use crate::comm::{agree, single_process, Communicator, Partition, SharedComm};
 use crate::error::Result;
 use crate::estimator::{Clustering, Fit, ProgressFn};
@@ -441,6 +441,8 @@ pub struct RffKpkm {
     pub progress: Option<ProgressFn>,
     /// The processes of a distributed run (default: this one alone).
     pub comm: SharedComm,
+    /// Where the feature map and the iterations run (default: the CPU).
+    pub backend: AnyBackend,
 }
 
 impl RffKpkm {
@@ -455,7 +457,13 @@ impl RffKpkm {
             seed: 0,
             progress: None,
             comm: single_process(),
+            backend: AnyBackend::default(),
         }
+    }
+    /// The backend of the feature map and the iterations.
+    pub fn backend(mut self, b: AnyBackend) -> Self {
+        self.backend = b;
+        self
     }
     /// The communicator of a distributed run (see [`crate::comm`]): `fit` then gets this
     /// process's slice of the rows; the features are computed where the rows are, the
@@ -543,12 +551,13 @@ fn rff_features<F: Scalar>(
     seed: u64,
     part: Partition,
     comm: &dyn Communicator,
+    backend: &AnyBackend,
 ) -> Result<(RandomFourierFeatures, Array2<F>)> {
     // (the same rows and parameters on every process: an error is everyone's)
     let sigma = bandwidth.resolve_over(x, part, comm, seed)?;
     let mut rff = RandomFourierFeatures::new(x.ncols(), n_features, sigma, seed)?;
     rff.broadcast(comm);
-    let z = rff.transform(x)?;
+    let z = rff.transform_on(x, backend)?;
     Ok((rff, z))
 }
 
@@ -584,12 +593,21 @@ impl<F: Scalar> Fit<ArrayView2<'_, F>> for RffKpkm {
             )
         })();
         agree(valid, comm)?;
-        let (features, z) = rff_features(*x, self.n_features, self.bandwidth, self.seed, part, comm)?;
+        let (features, z) = rff_features(
+            *x,
+            self.n_features,
+            self.bandwidth,
+            self.seed,
+            part,
+            comm,
+            &self.backend,
+        )?;
         let mut power = PowerKMeans::new(self.k)
             .schedule(self.schedule)
             .init(self.init.clone())
             .seed(self.seed)
-            .communicator(self.comm.clone());
+            .communicator(self.comm.clone())
+            .backend(self.backend.clone());
         power.progress = self.progress.clone();
         let power = power.fit_rows(z.view())?;
         Ok(RffKpkmModel { features, power })

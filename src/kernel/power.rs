@@ -29,7 +29,7 @@
 //! s = −500 and for distances from 1e-12 to 1e12; a distance of 0 is guarded by adding
 //! 1e-12 × the row's largest distance.
 
-use crate::backend::{Backend, CpuBackend};
+use crate::backend::{AnyBackend, Backend, CpuBackend};
 use crate::comm::{agree, fetch_rows, single_process, Communicator, Partition, SharedComm, SingleProcess};
 use crate::error::{Error, Result};
 use crate::estimator::{Progress, ProgressFn};
@@ -226,7 +226,7 @@ pub(crate) fn objective_of(d: &Array2<f64>, s: f64, comm: &dyn Communicator) -> 
 }
 
 /// Runs power k-means' MM loop on `space`.
-pub(crate) fn run<S: Space>(
+pub(crate) fn run<S: Space + ?Sized>(
     space: &mut S,
     sched: &Schedule,
     progress: Option<&ProgressFn>,
@@ -475,6 +475,9 @@ pub struct PowerKMeans {
     pub progress: Option<ProgressFn>,
     /// The processes of a distributed run (default: this one alone).
     pub comm: SharedComm,
+    /// Where the iterations run (default: the CPU; on CUDA the points stay on the device and
+    /// each iteration's distances, weights and block sums are computed there, k <= 64).
+    pub backend: AnyBackend,
 }
 
 impl PowerKMeans {
@@ -487,12 +490,18 @@ impl PowerKMeans {
             seed: 0,
             progress: None,
             comm: single_process(),
+            backend: AnyBackend::default(),
         }
     }
     /// The communicator of a distributed run (see [`crate::comm`]): `fit` then gets this
     /// process's slice of the rows, and the labels are those of its rows.
     pub fn communicator(mut self, comm: SharedComm) -> Self {
         self.comm = comm;
+        self
+    }
+    /// The backend of the iterations.
+    pub fn backend(mut self, b: AnyBackend) -> Self {
+        self.backend = b;
         self
     }
     /// Annealing and stopping.
@@ -554,13 +563,20 @@ impl PowerKMeans {
         let seeds = self.init.seeds(part.n_global, self.k, &mut rng, |rng| {
             crate::kmeans::greedy_kmeans_plus_plus(x.view(), self.k, rng, part, comm)
         })?;
-        let mut space = Features::new(x.view(), &seeds, part, comm);
-        let fit = run(&mut space, &self.schedule, self.progress.as_ref())?;
-        Ok(PowerKMeansModel {
-            centers: space.centers,
-            fit,
-            seeds,
-        })
+        let (centers, fit) = match &self.backend {
+            AnyBackend::Cpu(_) => {
+                let mut space = Features::new(x.view(), &seeds, part, comm);
+                let fit = run(&mut space, &self.schedule, self.progress.as_ref())?;
+                (space.centers, fit)
+            }
+            #[cfg(feature = "cuda")]
+            AnyBackend::Cuda(b) => {
+                let mut space = b.power_space(x.view(), &seeds, part, comm)?;
+                let fit = run(&mut *space, &self.schedule, self.progress.as_ref())?;
+                (space.into_centers(), fit)
+            }
+        };
+        Ok(PowerKMeansModel { centers, fit, seeds })
     }
 }
 

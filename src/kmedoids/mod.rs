@@ -20,13 +20,13 @@ mod alternating;
 mod clara;
 mod clarans;
 mod init;
-mod swap;
+pub(crate) mod swap;
 
 pub use clara::{Clara, ClaraVariant};
 pub use clarans::{Clarans, ClaransVariant};
 pub use init::{build, first_k, kmeans_plus_plus, lab, lab_sample_size, random_medoids};
 
-use crate::backend::Backend;
+use crate::backend::{AnyBackend, Backend};
 use crate::data::validate::check_k;
 use crate::dissim::{DissimValue, Dissimilarity};
 use crate::error::{Error, Result};
@@ -50,6 +50,7 @@ pub trait Loss:
     + AddAssign
     + Neg<Output = Self>
     + ToPrimitive
+    + num_traits::NumCast
     + Send
     + Sync
     + Debug
@@ -192,6 +193,10 @@ pub struct KMedoids {
     pub seed: u64,
     /// Progress callback (after each pass).
     pub progress: Option<ProgressFn>,
+    /// Where the candidate scans of FastPAM1, FastPAM2 and FasterPAM run (default: the CPU;
+    /// with CUDA the dissimilarity must be a dense f32/f64 matrix; PAM and the alternating
+    /// heuristic stay on the CPU).
+    pub backend: AnyBackend,
 }
 
 impl KMedoids {
@@ -203,6 +208,7 @@ impl KMedoids {
             max_iter: 100,
             seed: 0,
             progress: None,
+            backend: AnyBackend::default(),
         }
     }
     /// PAM: BUILD + the original SWAP.
@@ -257,6 +263,11 @@ impl KMedoids {
     /// Sets the progress callback.
     pub fn progress(mut self, p: ProgressFn) -> Self {
         self.progress = Some(p);
+        self
+    }
+    /// Sets the backend of the candidate scans.
+    pub fn backend(mut self, b: AnyBackend) -> Self {
+        self.backend = b;
         self
     }
 
@@ -403,7 +414,8 @@ where
                 self.max_iter,
                 &mut rng,
                 self.progress.as_ref(),
-            ),
+                &self.backend,
+            )?,
         };
         Ok(KMedoidsModel {
             medoids,

@@ -4,9 +4,17 @@
 //! The removal loss ΔL[m] = Σ_{o: n(o)=m} (ds(o) − dn(o)) is what removing medoid m alone
 //! would cost. For a candidate x, one O(n) scan adjusts a copy of ΔL and accumulates the
 //! shared gain of adding x; ΔTD(m, x) = ΔL'[m] + acc for every m at once (FastPAM1).
+//!
+//! The candidate scans — the O(n²) part of a pass — run on the CPU (rayon) or, with a CUDA
+//! backend, by the batched kernel of `kernels/swap_gains.cu` ([`DeviceGains`]): FastPAM1 and
+//! FastPAM2 send all candidates of a pass, FasterPAM sends batches evaluated speculatively
+//! against the current state and applies the first improving candidate in order, discarding
+//! the evaluations after it, so the swaps are the sequential FasterPAM's. PAM stays on the CPU.
 
 use super::{lowest, KValue, Loss, Method, Outcome};
+use crate::backend::AnyBackend;
 use crate::dissim::{for_each_in_row, Dissimilarity};
+use crate::error::Result;
 use crate::estimator::{Progress, ProgressFn};
 use num_traits::{ToPrimitive, Zero};
 use rand::rngs::StdRng;
@@ -29,6 +37,83 @@ pub(crate) struct Rec<V> {
 
 pub(crate) type LossOf<D> = <<D as Dissimilarity>::Value as KValue>::Loss;
 
+/// The points grouped by their nearest medoid position, as the device kernel reads them:
+/// `members[offsets[m]..offsets[m + 1]]` are the points whose nearest medoid is at position
+/// `m`, ascending, with their nearest and second-nearest dissimilarities in the same order.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Grouped<V> {
+    pub members: Vec<i32>,
+    pub offsets: Vec<i32>,
+    pub near_d: Vec<V>,
+    pub seco_d: Vec<V>,
+}
+
+/// The best swap position and its ΔTD, for each candidate of a batch.
+pub(crate) type Best<L> = Vec<(usize, L)>;
+
+/// [`Best`] and, when asked for, every candidate's k deltas (row-major).
+pub(crate) type Evaluated<L = f64> = (Best<L>, Vec<L>);
+
+/// FastPAM1's candidate scan for batches of candidates on a device (the CUDA backend).
+pub(crate) trait DeviceGains<V> {
+    /// Loads the search state (after every swap).
+    fn load_state(&mut self, g: &Grouped<V>, removal: &[f64]) -> Result<()>;
+    /// Evaluates the candidates against the loaded state.
+    fn evaluate(&mut self, candidates: &[usize], all: bool) -> Result<Evaluated>;
+}
+
+/// The candidate scans on a device, with the state it holds.
+struct OnDevice<'g, V> {
+    gains: Box<dyn DeviceGains<V> + 'g>,
+    /// The [`State::version`] the device holds.
+    loaded: Option<u64>,
+}
+
+impl<'g, V: KValue> OnDevice<'g, V> {
+    /// The device evaluator of `backend` for `d`, or `None` for the CPU (and for PAM, which
+    /// stays on the CPU).
+    #[cfg_attr(not(feature = "cuda"), allow(unused_variables))]
+    fn new<D: Dissimilarity<Value = V>>(
+        d: &'g D,
+        k: usize,
+        method: Method,
+        backend: &AnyBackend,
+    ) -> Result<Option<Self>> {
+        match backend {
+            AnyBackend::Cpu(_) => Ok(None),
+            #[cfg(feature = "cuda")]
+            AnyBackend::Cuda(b) if method != Method::Pam => Ok(Some(Self::with(b.swap_gains(d, k)?))),
+            #[cfg(feature = "cuda")]
+            AnyBackend::Cuda(_) => Ok(None),
+        }
+    }
+
+    #[cfg_attr(not(any(test, feature = "cuda")), allow(dead_code))]
+    fn with(gains: Box<dyn DeviceGains<V> + 'g>) -> Self {
+        OnDevice { gains, loaded: None }
+    }
+
+    /// The best position and ΔTD of each candidate (and with `all` the k deltas of each).
+    fn evaluate<D: Dissimilarity<Value = V>>(
+        &mut self,
+        s: &State<'_, D>,
+        candidates: &[usize],
+        all: bool,
+    ) -> Result<Evaluated<V::Loss>> {
+        if self.loaded != Some(s.version) {
+            let removal: Vec<f64> = s.removal.iter().map(|r| r.to_f64().unwrap_or(f64::NAN)).collect();
+            self.gains.load_state(&s.grouped(), &removal)?;
+            self.loaded = Some(s.version);
+        }
+        let (best, deltas) = self.gains.evaluate(candidates, all)?;
+        let loss = |v: f64| <V::Loss as num_traits::NumCast>::from(v).unwrap_or_else(V::Loss::zero);
+        Ok((
+            best.into_iter().map(|(i, v)| (i, loss(v))).collect(),
+            deltas.into_iter().map(loss).collect(),
+        ))
+    }
+}
+
 /// The search state: medoids, caches, removal losses and the current loss.
 pub(crate) struct State<'a, D: Dissimilarity>
 where
@@ -40,6 +125,8 @@ where
     pub(crate) is_medoid: Vec<bool>,
     removal: Vec<LossOf<D>>,
     pub(crate) loss: LossOf<D>,
+    /// Swaps applied so far: what a device's copy of the state is checked against.
+    version: u64,
 }
 
 impl<'a, D> State<'a, D>
@@ -98,6 +185,7 @@ where
             is_medoid,
             removal: Vec::new(),
             loss,
+            version: 0,
         };
         s.update_removal_loss();
         s
@@ -105,6 +193,38 @@ where
 
     pub(crate) fn k(&self) -> usize {
         self.medoids.len()
+    }
+
+    /// The points grouped by nearest medoid position (a counting sort), for the device.
+    pub(crate) fn grouped(&self) -> Grouped<D::Value> {
+        let k = self.k();
+        let mut offsets = vec![0i32; k + 1];
+        for r in &self.recs {
+            offsets[r.near.i as usize + 1] += 1;
+        }
+        for m in 0..k {
+            offsets[m + 1] += offsets[m];
+        }
+        let mut next: Vec<usize> = offsets[..k].iter().map(|&o| o as usize).collect();
+        let n = self.recs.len();
+        let (mut members, mut near_d, mut seco_d) = (
+            vec![0i32; n],
+            vec![D::Value::zero(); n],
+            vec![D::Value::zero(); n],
+        );
+        for (o, r) in self.recs.iter().enumerate() {
+            let j = &mut next[r.near.i as usize];
+            members[*j] = o as i32;
+            near_d[*j] = r.near.d;
+            seco_d[*j] = r.seco.d;
+            *j += 1;
+        }
+        Grouped {
+            members,
+            offsets,
+            near_d,
+            seco_d,
+        }
     }
 
     fn update_removal_loss(&mut self) {
@@ -145,6 +265,18 @@ where
         best
     }
 
+    /// The best medoid position for candidate `x` by PAM's formula (lowest position on ties).
+    fn pam_best(&self, x: usize) -> (usize, LossOf<D>) {
+        let mut best = (0, self.pam_delta(0, x));
+        for i in 1..self.k() {
+            let v = self.pam_delta(i, x);
+            if v < best.1 {
+                best = (i, v);
+            }
+        }
+        best
+    }
+
     /// ΔTD of replacing medoid position `i` by `x` with PAM's O(n) formula.
     pub(crate) fn pam_delta(&self, i: usize, x: usize) -> LossOf<D> {
         let mut delta = LossOf::<D>::zero();
@@ -164,6 +296,7 @@ where
     /// the loss.
     pub(crate) fn swap(&mut self, b: usize, x: usize) {
         let old = self.medoids[b];
+        self.version += 1;
         self.medoids[b] = x;
         self.is_medoid[old] = false;
         self.is_medoid[x] = true;
@@ -268,7 +401,16 @@ where
     }
 }
 
-/// Runs the swap phase of `method` from `medoids` (updated in place).
+/// Batch sizes of FasterPAM's speculative device evaluations: after a swap at batch position
+/// t the next batch holds 2(t + 1) candidates, after a batch without one twice as many, within
+/// these bounds (the swaps do not depend on them).
+const DEVICE_BATCH: (usize, usize) = (256, 16384);
+
+/// Most deltas (candidates × k) FastPAM2 fetches from the device at once.
+const DEVICE_DELTAS: usize = 1 << 22;
+
+/// Runs the swap phase of `method` from `medoids` (updated in place), the candidate scans on
+/// `backend` (see the module comment).
 pub(crate) fn run<D>(
     d: &D,
     medoids: &mut Vec<usize>,
@@ -276,15 +418,35 @@ pub(crate) fn run<D>(
     max_iter: usize,
     rng: &mut StdRng,
     progress: Option<&ProgressFn>,
-) -> Outcome<LossOf<D>>
+    backend: &AnyBackend,
+) -> Result<Outcome<LossOf<D>>>
 where
     D: Dissimilarity,
     D::Value: KValue,
 {
     if medoids.len() == 1 && max_iter > 0 {
-        return single_medoid(d, medoids);
+        return Ok(single_medoid(d, medoids));
     }
+    let device = OnDevice::new(d, medoids.len(), method, backend)?;
+    run_on(d, medoids, method, max_iter, rng, progress, device)
+}
+
+/// [`run`] with the candidate scans on `device`, or the CPU.
+fn run_on<'g, D>(
+    d: &'g D,
+    medoids: &mut Vec<usize>,
+    method: Method,
+    max_iter: usize,
+    rng: &mut StdRng,
+    progress: Option<&ProgressFn>,
+    mut device: Option<OnDevice<'g, D::Value>>,
+) -> Result<Outcome<LossOf<D>>>
+where
+    D: Dissimilarity,
+    D::Value: KValue,
+{
     let n = d.len();
+    let k0 = medoids.len();
     let mut s = State::new(d, medoids);
     let report = |iter: usize, loss: LossOf<D>| {
         if let Some(p) = progress {
@@ -296,26 +458,22 @@ where
         }
     };
     let (mut n_iter, mut n_swaps, mut converged) = (0, 0, false);
-    let k0 = s.k();
     let mut deltas = Vec::with_capacity(k0);
     match method {
         Method::Pam | Method::FastPam1 => {
             while n_iter < max_iter {
                 n_iter += 1;
+                let cands: Vec<usize> = (0..n).filter(|&x| !s.is_medoid[x]).collect();
+                let evals: Vec<(usize, LossOf<D>)> = match device.as_mut() {
+                    Some(dev) => dev.evaluate(&s, &cands, false)?.0,
+                    None if method == Method::Pam => cands.par_iter().map(|&x| s.pam_best(x)).collect(),
+                    None => cands
+                        .par_iter()
+                        .map_init(|| Vec::with_capacity(k0), |buf, &x| s.best_for(x, buf))
+                        .collect(),
+                };
                 let mut best: Option<(LossOf<D>, usize, usize)> = None;
-                for x in (0..n).filter(|&x| !s.is_medoid[x]) {
-                    let (i, delta) = if method == Method::Pam {
-                        let mut b = (0, s.pam_delta(0, x));
-                        for i in 1..s.k() {
-                            let v = s.pam_delta(i, x);
-                            if v < b.1 {
-                                b = (i, v);
-                            }
-                        }
-                        b
-                    } else {
-                        s.best_for(x, &mut deltas)
-                    };
+                for (&x, &(i, delta)) in cands.iter().zip(&evals) {
                     if best.is_none_or(|b| delta < b.0) {
                         best = Some((delta, i, x));
                     }
@@ -338,11 +496,27 @@ where
                 n_iter += 1;
                 let k = s.k();
                 let mut best_per: Vec<Option<(LossOf<D>, usize)>> = vec![None; k];
-                for x in (0..n).filter(|&x| !s.is_medoid[x]) {
-                    s.candidate_deltas(x, &mut deltas);
+                let mut keep_best = |x: usize, deltas: &[LossOf<D>]| {
                     for (i, &v) in deltas.iter().enumerate() {
                         if best_per[i].is_none_or(|(b, _)| v < b) {
                             best_per[i] = Some((v, x));
+                        }
+                    }
+                };
+                let cands: Vec<usize> = (0..n).filter(|&x| !s.is_medoid[x]).collect();
+                match device.as_mut() {
+                    Some(dev) => {
+                        for chunk in cands.chunks((DEVICE_DELTAS / k).max(1)) {
+                            let all = dev.evaluate(&s, chunk, true)?.1;
+                            for (&x, row) in chunk.iter().zip(all.chunks(k)) {
+                                keep_best(x, row);
+                            }
+                        }
+                    }
+                    None => {
+                        for &x in &cands {
+                            s.candidate_deltas(x, &mut deltas);
+                            keep_best(x, &deltas);
                         }
                     }
                 }
@@ -380,12 +554,17 @@ where
                 order.shuffle(rng);
             }
             let mut last_swap = usize::MAX; // position in `order` of the last swap
-                                            // With several threads, candidates are evaluated speculatively in parallel batches
-                                            // against the current state; the first improving one in order is applied and the
-                                            // evaluations after it are discarded. Each evaluation is the sequential one, so
-                                            // the result is exactly the sequential FasterPAM's, for any thread count.
+                                            // Candidates are evaluated speculatively in batches against the current state (in
+                                            // parallel on the CPU, or on the device); the first improving one in order is
+                                            // applied and the evaluations after it are discarded. Each evaluation is the
+                                            // sequential one, so the result is exactly the sequential FasterPAM's, for any
+                                            // thread count and batch size.
             let threads = rayon::current_num_threads();
-            let batch = if threads > 1 && n >= 1000 { 4 * threads } else { 1 };
+            let mut batch = match device {
+                Some(_) => DEVICE_BATCH.0,
+                None if threads > 1 && n >= 1000 => 4 * threads,
+                None => 1,
+            };
             while n_iter < max_iter {
                 n_iter += 1;
                 let swaps_before = n_swaps;
@@ -404,14 +583,14 @@ where
                     if cands.is_empty() {
                         break 'pass;
                     }
-                    let evals: Vec<(usize, LossOf<D>)> = if cands.len() == 1 {
-                        vec![s.best_for(order[cands[0]], &mut deltas)]
-                    } else {
-                        let st = &s;
-                        cands
+                    let xs: Vec<usize> = cands.iter().map(|&p| order[p]).collect();
+                    let evals: Vec<(usize, LossOf<D>)> = match device.as_mut() {
+                        Some(dev) => dev.evaluate(&s, &xs, false)?.0,
+                        None if xs.len() == 1 => vec![s.best_for(xs[0], &mut deltas)],
+                        None => xs
                             .par_iter()
-                            .map_init(|| Vec::with_capacity(k0), |buf, &p| st.best_for(order[p], buf))
-                            .collect()
+                            .map_init(|| Vec::with_capacity(k0), |buf, &x| s.best_for(x, buf))
+                            .collect(),
                     };
                     let first = evals
                         .iter()
@@ -422,8 +601,13 @@ where
                         n_swaps += 1;
                         last_swap = p;
                         pos = p + 1;
+                        if device.is_some() {
+                            batch = (2 * (t + 1)).clamp(DEVICE_BATCH.0, DEVICE_BATCH.1);
+                        }
                     } else if pos == last_swap {
                         break 'pass;
+                    } else if device.is_some() {
+                        batch = (2 * batch).min(DEVICE_BATCH.1);
                     }
                 }
                 report(n_iter, s.loss);
@@ -435,7 +619,7 @@ where
         }
         Method::Alternating => unreachable!("handled by the alternating module"),
     }
-    s.outcome(n_iter, n_swaps, converged)
+    Ok(s.outcome(n_iter, n_swaps, converged))
 }
 
 #[cfg(test)]
@@ -511,6 +695,166 @@ mod float_tests {
                     );
                     assert!((s.pam_delta(i, x) - expected).abs() <= 1e-9 * base);
                 }
+            }
+        }
+    }
+}
+
+/// The device path without a device: a CPU twin of `kernels/swap_gains.cu` (the same grouped
+/// scan, per medoid then the shared gain) behind [`DeviceGains`], driving the device loops of
+/// FastPAM1, FastPAM2 and FasterPAM (state reloads, batches, chunks).
+#[cfg(test)]
+mod device_loop_tests {
+    use super::super::random_medoids;
+    use super::*;
+    use crate::dissim::DenseMatrix;
+    use rand::{Rng, SeedableRng};
+    use std::{cell::Cell, rc::Rc};
+
+    struct Twin<'g, D: Dissimilarity> {
+        d: &'g D,
+        state: Option<(Grouped<D::Value>, Vec<f64>)>,
+        loads: Rc<Cell<usize>>,
+    }
+
+    impl<D: Dissimilarity> DeviceGains<D::Value> for Twin<'_, D> {
+        fn load_state(&mut self, g: &Grouped<D::Value>, removal: &[f64]) -> Result<()> {
+            self.state = Some((g.clone(), removal.to_vec()));
+            self.loads.set(self.loads.get() + 1);
+            Ok(())
+        }
+
+        fn evaluate(&mut self, candidates: &[usize], all: bool) -> Result<Evaluated> {
+            let (g, removal) = self.state.as_ref().expect("loaded before use");
+            let (mut best, mut deltas) = (Vec::new(), Vec::new());
+            for &x in candidates {
+                let mut acc = 0.0;
+                let mut dm: Vec<f64> = removal.clone();
+                for (m, dm) in dm.iter_mut().enumerate() {
+                    for j in g.offsets[m] as usize..g.offsets[m + 1] as usize {
+                        let dox = self.d.get(x, g.members[j] as usize);
+                        let (nd, sd) = (g.near_d[j], g.seco_d[j]);
+                        let f = |v: D::Value| v.to_f64().unwrap_or(f64::NAN);
+                        if dox < nd {
+                            acc += f(dox) - f(nd);
+                            *dm += f(nd) - f(sd);
+                        } else if dox < sd {
+                            *dm += f(dox) - f(sd);
+                        }
+                    }
+                }
+                let v: Vec<f64> = dm.iter().map(|v| v + acc).collect();
+                let mut b = (0, v[0]);
+                for (i, &vi) in v.iter().enumerate().skip(1) {
+                    if vi < b.1 {
+                        b = (i, vi);
+                    }
+                }
+                best.push(b);
+                if all {
+                    deltas.extend(v);
+                }
+            }
+            Ok((best, deltas))
+        }
+    }
+
+    fn blobs(n: usize, seed: u64) -> DenseMatrix<'static, f64> {
+        let mut rng = StdRng::seed_from_u64(seed);
+        let x = ndarray::Array2::<f64>::from_shape_fn((n, 2), |(i, _)| {
+            (i % 7) as f64 * 3.0 + rng.random_range(-1.0..1.0)
+        });
+        DenseMatrix::from_points(
+            x.view(),
+            &crate::MetricKind::Euclidean,
+            &crate::CpuBackend::default(),
+        )
+        .unwrap()
+    }
+
+    /// The grouped scan gives FastPAM1's deltas for every candidate.
+    #[test]
+    fn grouped_scan_equals_candidate_deltas() {
+        let d = blobs(300, 1);
+        let mut medoids = vec![3, 50, 120, 121, 299];
+        let s = State::new(&d, &mut medoids);
+        let g = s.grouped();
+        assert_eq!(g.offsets.last().copied(), Some(300));
+        let mut twin = Twin {
+            d: &d,
+            state: None,
+            loads: Rc::default(),
+        };
+        twin.load_state(&g, &s.removal).unwrap();
+        let cands: Vec<usize> = (0..300).filter(|&x| !s.is_medoid[x]).collect();
+        let (best, all) = twin.evaluate(&cands, true).unwrap();
+        let mut deltas = Vec::new();
+        for (c, &x) in cands.iter().enumerate() {
+            s.candidate_deltas(x, &mut deltas);
+            for (i, &v) in deltas.iter().enumerate() {
+                assert!(
+                    (all[c * 5 + i] - v).abs() <= 1e-9 * s.loss,
+                    "candidate {x} position {i}"
+                );
+            }
+            let (i, v) = s.best_for(x, &mut deltas);
+            assert_eq!(best[c].0, i);
+            assert!((best[c].1 - v).abs() <= 1e-9 * s.loss);
+        }
+    }
+
+    /// FastPAM1, FastPAM2 and FasterPAM (natural and shuffled order) through the device loops
+    /// take the CPU's swaps: the same medoids, loss, passes and swaps; the state is reloaded
+    /// once per swap at most.
+    #[test]
+    fn device_loops_take_the_cpu_swaps() {
+        for (seed, n, k) in [(2, 400, 7), (3, 1500, 12), (4, 2500, 25)] {
+            let d = blobs(n, seed);
+            let start = random_medoids(n, k, &mut StdRng::seed_from_u64(seed));
+            for method in [
+                Method::FastPam1,
+                Method::FastPam2 { fasttol: 1.0 },
+                Method::FasterPam { shuffle: false },
+                Method::FasterPam { shuffle: true },
+            ] {
+                let (mut on_cpu, mut on_twin) = (start.clone(), start.clone());
+                let cpu = run_on(
+                    &d,
+                    &mut on_cpu,
+                    method,
+                    100,
+                    &mut StdRng::seed_from_u64(9),
+                    None,
+                    None,
+                )
+                .unwrap();
+                let loads = Rc::new(Cell::new(0));
+                let twin = Twin {
+                    d: &d,
+                    state: None,
+                    loads: loads.clone(),
+                };
+                let dev = Some(OnDevice::with(Box::new(twin)));
+                let got = run_on(
+                    &d,
+                    &mut on_twin,
+                    method,
+                    100,
+                    &mut StdRng::seed_from_u64(9),
+                    None,
+                    dev,
+                )
+                .unwrap();
+                assert_eq!(on_cpu, on_twin, "{method:?} n = {n}");
+                assert!(cpu.n_swaps > 0);
+                assert_eq!((cpu.n_iter, cpu.n_swaps), (got.n_iter, got.n_swaps), "{method:?}");
+                assert_eq!(cpu.assignment, got.assignment);
+                assert!((cpu.loss - got.loss).abs() <= 1e-12 * cpu.loss);
+                assert!(
+                    loads.get() >= 1 && loads.get() <= got.n_swaps + 1,
+                    "{} loads",
+                    loads.get()
+                );
             }
         }
     }

@@ -6,7 +6,7 @@ use crate::harness::{
 };
 use clustr::data::write_matrix;
 use clustr::kernel::{Bandwidth, IpRffMkpkm, Kernel, Kpkm, PowerKMeans, RffKpkm, Schedule};
-use clustr::{Clustering, Fit, Scalar};
+use clustr::{AnyBackend, Backend as _, Clustering, Fit, Scalar};
 use serde_json::json;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -134,24 +134,26 @@ pub struct IpArgs {
 }
 
 /// Loads the points (this process's slice in a distributed run), runs `fit` on them under the
-/// thread pool, and reports (rank 0, with every process's labels).
+/// thread pool with the chosen backend (it returns the name of the backend it ran on), and
+/// reports (rank 0, with every process's labels).
 fn run_with<F: Scalar, M: Clustering + Send>(
     name: &str,
     p: &PowerArgs,
     procs: Processes,
-    fit: impl FnOnce(&ndarray::Array2<F>, clustr::ProgressFn) -> clustr::Result<M> + Send,
+    fit: impl FnOnce(&ndarray::Array2<F>, clustr::ProgressFn, &AnyBackend) -> clustr::Result<(M, &'static str)>
+        + Send,
     extra: impl FnOnce(&M) -> CliResult<serde_json::Map<String, serde_json::Value>>,
 ) -> CliResult {
     let started = Instant::now();
-    let ((model, d, read_s, fit_s), threads) = p.exec.run(|_backend| {
+    let ((model, ran_on, d, read_s, fit_s), threads) = p.exec.run(|backend| {
         let t0 = Instant::now();
         let x = procs.load::<F>(&p.input)?;
         let read_s = secs(t0);
         let (bar, progress) = iteration_bar(p.algo.max_iter.unwrap_or(200), name, &p.output);
         let t1 = Instant::now();
-        let model = fit(&x, progress)?;
+        let (model, ran_on) = fit(&x, progress, backend)?;
         bar.finish_and_clear();
-        Ok((model, x.ncols(), read_s, secs(t1)))
+        Ok((model, ran_on, x.ncols(), read_s, secs(t1)))
     })?;
     let Some(labels) = procs.gather_labels(model.labels().to_vec()) else {
         return Ok(()); // rank 0 writes and reports
@@ -167,7 +169,7 @@ fn run_with<F: Scalar, M: Clustering + Send>(
             model: &model,
             labels,
         },
-        backend: "cpu",
+        backend: ran_on,
         threads,
         seed: p.algo.seed,
         seconds: vec![("read", read_s), ("fit", fit_s)],
@@ -189,7 +191,10 @@ pub fn run_power_kmeans(a: PowerKMeansArgs) -> CliResult {
             "power-kmeans",
             p,
             procs,
-            |x, prog| params.progress(prog).fit(&x.view()),
+            |x, prog, backend| {
+                let model = params.progress(prog).backend(backend.clone()).fit(&x.view())?;
+                Ok((model, backend.name()))
+            },
             |m| {
                 let mut e = serde_json::Map::new();
                 e.insert("s".into(), json!(m.fit.s));
@@ -215,7 +220,7 @@ pub fn run_kpkm(a: KpkmArgs) -> CliResult {
             "kpkm",
             p,
             Processes::new(false)?,
-            |x, prog| params.progress(prog).fit(&x.view()),
+            |x, prog, _| Ok((params.progress(prog).fit(&x.view())?, "cpu")),
             |m: &clustr::kernel::KernelModel| {
                 let mut e = serde_json::Map::new();
                 e.insert("s".into(), json!(m.fit.s));
@@ -244,7 +249,10 @@ pub fn run_rff_kpkm(a: RffKpkmArgs) -> CliResult {
             "rff-kpkm",
             p,
             procs,
-            |x, prog| params.progress(prog).fit(&x.view()),
+            |x, prog, backend| {
+                let model = params.progress(prog).backend(backend.clone()).fit(&x.view())?;
+                Ok((model, backend.name()))
+            },
             |m: &clustr::kernel::RffKpkmModel<F>| {
                 let mut e = serde_json::Map::new();
                 e.insert("s".into(), json!(m.power.fit.s));
@@ -277,7 +285,7 @@ pub fn run_ip_rff_mkpkm(a: IpArgs) -> CliResult {
             "ip-rff-mkpkm",
             p,
             Processes::new(false)?,
-            |x, prog| params.progress(prog).fit(&x.view()),
+            |x, prog, _| Ok((params.progress(prog).fit(&x.view())?, "cpu")),
             |m: &clustr::kernel::IpRffMkpkmModel<F>| {
                 let t = m.typicality();
                 if let Some(path) = out {

@@ -10,7 +10,7 @@ use crate::harness::{
 };
 use clustr::data::read_matrix;
 use clustr::kmedoids::{Clara, Clarans, Init, KMedoids, KMedoidsModel, KValue};
-use clustr::Backend as _;
+use clustr::{AnyBackend, Backend as _};
 use clustr::{DenseMatrix, Dissimilarity, Fit, MetricKind, OnTheFly, ProgressFn, Scalar};
 use serde_json::json;
 use std::path::PathBuf;
@@ -81,13 +81,13 @@ enum Algo {
 }
 
 impl Algo {
-    fn fit<D>(&self, d: &D, progress: ProgressFn) -> clustr::Result<KMedoidsModel<f64>>
+    fn fit<D>(&self, d: &D, progress: ProgressFn, backend: &AnyBackend) -> clustr::Result<KMedoidsModel<f64>>
     where
         D: Dissimilarity,
         D::Value: KValue<Loss = f64>,
     {
         match self {
-            Algo::Swap(p) => p.clone().progress(progress).fit(d),
+            Algo::Swap(p) => p.clone().progress(progress).backend(backend.clone()).fit(d),
             Algo::Clara(p) => p.clone().progress(progress).fit(d),
             Algo::Clarans(p) => p.clone().progress(progress).fit(d),
         }
@@ -194,19 +194,19 @@ fn fit<F: Scalar + KValue<Loss = f64>>(method: &str, algo: Algo, a: &Args) -> Cl
         } else if a.precomputed {
             let dm = DenseMatrix::new(read_matrix::<F>(&a.input)?).map_err(prefixed)?;
             let dist_s = secs(t0);
-            let (model, fit_s, sil) = fit_on(&algo, &dm, progress, a.silhouette)?;
+            let (model, fit_s, sil) = fit_on(&algo, &dm, progress, a.silhouette, backend)?;
             (model, None, dist_s, fit_s, sil)
         } else {
             let metric: MetricKind = a.metric.parse()?;
             let x = load_points::<F>(&a.input)?;
             if algo.on_the_fly() {
                 let otf = OnTheFly::new(x.view(), metric).map_err(prefixed)?;
-                let (model, fit_s, sil) = fit_on(&algo, &otf, progress, a.silhouette)?;
+                let (model, fit_s, sil) = fit_on(&algo, &otf, progress, a.silhouette, backend)?;
                 (model, Some(x.ncols()), 0.0, fit_s, sil)
             } else {
                 let dm = DenseMatrix::from_points(x.view(), &metric, backend).map_err(prefixed)?;
                 let dist_s = secs(t0);
-                let (model, fit_s, sil) = fit_on(&algo, &dm, progress, a.silhouette)?;
+                let (model, fit_s, sil) = fit_on(&algo, &dm, progress, a.silhouette, backend)?;
                 (model, Some(x.ncols()), dist_s, fit_s, sil)
             }
         };
@@ -245,13 +245,19 @@ fn fit<F: Scalar + KValue<Loss = f64>>(method: &str, algo: Algo, a: &Args) -> Cl
 
 /// Fits on `d`, then measures the silhouettes if asked: (model, fit seconds, (silhouette,
 /// medoid silhouette)).
-fn fit_on<D>(algo: &Algo, d: &D, progress: ProgressFn, silhouette: bool) -> CliResult<FitOutcome>
+fn fit_on<D>(
+    algo: &Algo,
+    d: &D,
+    progress: ProgressFn,
+    silhouette: bool,
+    backend: &AnyBackend,
+) -> CliResult<FitOutcome>
 where
     D: Dissimilarity,
     D::Value: KValue<Loss = f64>,
 {
     let t = Instant::now();
-    let model = algo.fit(d, progress)?;
+    let model = algo.fit(d, progress, backend)?;
     let fit_s = secs(t);
     let sil = if silhouette {
         Some((model.silhouette(d)?, model.medoid_silhouette(d)?))

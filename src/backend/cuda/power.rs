@@ -1,0 +1,342 @@
+//! Random Fourier features and power k-means' iteration on the GPU (`kernels/power.cu`).
+//!
+//! [`CudaBackend::rff_map`] maps the rows in blocks and returns the features to the host.
+//! [`CudaBackend::power_space`] keeps the points (the data, or the features) on the device
+//! for power k-means' MM loop: each iteration uploads the k centroids, computes every row's
+//! distances and weights (one warp per row), then per block of
+//! [`crate::comm::ROW_GRANULE`] rows the weighted sums, weight totals, objective and
+//! hardness in row order; the host adds the blocks with [`reproducible_sum`] and moves the
+//! centroids, as [`crate::kernel::power`]'s CPU iteration does. Rounding differs from the
+//! CPU's (the weighted sums are accumulated in double here, in the points' type there).
+
+use super::{cast, device_error, CudaBackend, DeviceFloat};
+use crate::comm::{fetch_rows, reproducible_sum, Communicator, Partition, ROW_GRANULE};
+use crate::error::{Error, Result};
+use crate::kernel::power::{move_to_means, Space, Step};
+use crate::scalar::Scalar;
+use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
+use ndarray::{Array2, ArrayView2};
+use std::any::TypeId;
+use std::sync::Arc;
+
+/// Largest k of power k-means on the device (`POWER_MAX_K` in the source).
+pub const POWER_MAX_K: usize = 64;
+
+const THREADS: u32 = 256;
+
+/// Power k-means' points on the device, with the centroids on the host.
+pub(crate) trait DeviceSpace<F>: Space {
+    /// The centroids (k × dim).
+    fn into_centers(self: Box<Self>) -> Array2<F>;
+}
+
+fn launch_1d(threads: usize) -> LaunchConfig {
+    LaunchConfig {
+        grid_dim: ((threads as u32).div_ceil(THREADS), 1, 1),
+        block_dim: (THREADS, 1, 1),
+        shared_mem_bytes: 0,
+    }
+}
+
+impl CudaBackend {
+    /// `scale · cos(x Ωᵀ + offset)` for every row of `x` (n × D), as
+    /// [`crate::kernel::RandomFourierFeatures::transform`] computes it.
+    pub fn rff_map<F: Scalar>(
+        &self,
+        x: ArrayView2<F>,
+        omega: ArrayView2<F>,
+        offset: &[F],
+        scale: F,
+    ) -> Result<Array2<F>> {
+        let x = crate::data::standard_layout(x);
+        let omega = crate::data::standard_layout(omega);
+        let (n, nf) = (x.nrows(), omega.nrows());
+        let mut z = Array2::<F>::zeros((n, nf));
+        if n == 0 || nf == 0 {
+            return Ok(z);
+        }
+        let zs = z.as_slice_mut().expect("standard");
+        if TypeId::of::<F>() == TypeId::of::<f32>() {
+            self.rff_map_typed::<F, f32>("f32", x.view(), omega.view(), offset, scale, zs)?;
+        } else if TypeId::of::<F>() == TypeId::of::<f64>() {
+            self.rff_map_typed::<F, f64>("f64", x.view(), omega.view(), offset, scale, zs)?;
+        } else {
+            return Err(Error::Unsupported(format!(
+                "the CUDA backend has no {} kernels",
+                F::DTYPE
+            )));
+        }
+        Ok(z)
+    }
+
+    /// [`Self::rff_map`] with `F` = `T`, the rows in blocks of at most `block_bytes` of output.
+    fn rff_map_typed<F: Scalar, T: DeviceFloat>(
+        &self,
+        suffix: &str,
+        x: ArrayView2<F>,
+        omega: ArrayView2<F>,
+        offset: &[F],
+        scale: F,
+        z: &mut [F],
+    ) -> Result<()> {
+        let (n, d, nf) = (x.nrows(), x.ncols(), omega.nrows());
+        let x: &[T] = same(x.as_slice().expect("standard layout"))?;
+        let omega: &[T] = same(omega.as_slice().expect("standard layout"))?;
+        let (offset, scale): (&[T], T) = (same(offset)?, same_value(scale)?);
+        let z: &mut [T] = same_mut(z)?;
+        let f = self.function(&format!("rff_map_{suffix}"))?;
+        let s = &self.stream;
+        let omega = s.clone_htod(omega).map_err(device_error)?;
+        let offset = s.clone_htod(offset).map_err(device_error)?;
+        let rows = (self.block_bytes / (nf * size_of::<T>())).clamp(1, n);
+        let mut z_dev = s.alloc_zeros::<T>(rows * nf).map_err(device_error)?;
+        let (d_i, nf_i) = (d as i32, nf as i32);
+        for start in (0..n).step_by(rows) {
+            let nb = rows.min(n - start);
+            let x_dev = s
+                .clone_htod(&x[start * d..(start + nb) * d])
+                .map_err(device_error)?;
+            let nb_i = nb as i32;
+            let mut launch = s.launch_builder(&f);
+            launch
+                .arg(&x_dev)
+                .arg(&omega)
+                .arg(&offset)
+                .arg(&mut z_dev)
+                .arg(&nb_i)
+                .arg(&d_i)
+                .arg(&nf_i)
+                .arg(&scale);
+            // SAFETY: the arguments match the kernel's signature; x holds nb × d values, omega
+            // nf × d, offset nf, z nb × nf (at least).
+            unsafe { launch.launch(launch_1d(nb * nf)) }.map_err(device_error)?;
+            s.memcpy_dtoh(&z_dev.slice(..nb * nf), &mut z[start * nf..(start + nb) * nf])
+                .map_err(device_error)?;
+        }
+        s.synchronize().map_err(device_error)
+    }
+
+    /// Power k-means' points `x` (this process's rows) on the device, with the centroids at
+    /// rows `seeds` (global indices); k at most [`POWER_MAX_K`].
+    pub(crate) fn power_space<'a, F: Scalar>(
+        &self,
+        x: ArrayView2<'a, F>,
+        seeds: &[usize],
+        part: Partition,
+        comm: &'a dyn Communicator,
+    ) -> Result<Box<dyn DeviceSpace<F> + 'a>> {
+        if seeds.len() > POWER_MAX_K {
+            return Err(Error::Unsupported(format!(
+                "backend = cuda: power k-means on the GPU takes k <= {POWER_MAX_K} (k = {}); use --backend cpu",
+                seeds.len()
+            )));
+        }
+        if TypeId::of::<F>() == TypeId::of::<f32>() {
+            Ok(Box::new(Points::<F, f32>::new(
+                self, "f32", x, seeds, part, comm,
+            )?))
+        } else if TypeId::of::<F>() == TypeId::of::<f64>() {
+            Ok(Box::new(Points::<F, f64>::new(
+                self, "f64", x, seeds, part, comm,
+            )?))
+        } else {
+            Err(Error::Unsupported(format!(
+                "the CUDA backend has no {} kernels",
+                F::DTYPE
+            )))
+        }
+    }
+}
+
+/// `s` as `&[T]` where `F` is `T`.
+fn same<F: 'static, T: 'static>(s: &[F]) -> Result<&[T]> {
+    cast::<F, T>(s).ok_or_else(|| Error::Device("element type mismatch".into()))
+}
+
+fn same_value<F: Copy + 'static, T: Copy + 'static>(v: F) -> Result<T> {
+    Ok(same::<F, T>(std::slice::from_ref(&v))?[0])
+}
+
+fn same_mut<F: 'static, T: 'static>(s: &mut [F]) -> Result<&mut [T]> {
+    super::cast_mut::<F, T>(s).ok_or_else(|| Error::Device("element type mismatch".into()))
+}
+
+/// The points of power k-means on the device.
+struct Points<'a, F, T: DeviceFloat> {
+    stream: Arc<CudaStream>,
+    weights: CudaFunction,
+    sums: CudaFunction,
+    distances: CudaFunction,
+    n: usize,
+    dim: usize,
+    z: CudaSlice<T>,
+    norms: CudaSlice<f64>,
+    w: CudaSlice<f64>,
+    objective: CudaSlice<f64>,
+    hard: CudaSlice<f64>,
+    centers: Array2<F>,
+    part: Partition,
+    comm: &'a dyn Communicator,
+}
+
+impl<'a, F: Scalar, T: DeviceFloat> Points<'a, F, T> {
+    fn new(
+        b: &CudaBackend,
+        suffix: &str,
+        x: ArrayView2<'a, F>,
+        seeds: &[usize],
+        part: Partition,
+        comm: &'a dyn Communicator,
+    ) -> Result<Self> {
+        let x = crate::data::standard_layout(x);
+        let (n, dim) = x.dim();
+        let k = seeds.len();
+        let s = b.stream.clone();
+        let norms: Vec<f64> = x
+            .rows()
+            .into_iter()
+            .map(|r| {
+                let r = r.to_slice().expect("standard layout");
+                F::dot(r, r).to_f64_exact()
+            })
+            .collect();
+        let alloc = |len: usize| s.alloc_zeros::<f64>(len.max(1)).map_err(device_error);
+        Ok(Points {
+            weights: b.function(&format!("power_weights_{suffix}"))?,
+            sums: b.function(&format!("power_block_sums_{suffix}"))?,
+            distances: b.function(&format!("power_distances_{suffix}"))?,
+            n,
+            dim,
+            z: s.clone_htod(same::<F, T>(x.as_slice().expect("standard"))?)
+                .map_err(device_error)?,
+            norms: s.clone_htod(&norms).map_err(device_error)?,
+            w: alloc(n * k)?,
+            objective: alloc(n)?,
+            hard: alloc(n)?,
+            centers: fetch_rows(x.view(), part, seeds, comm),
+            part,
+            comm,
+            stream: s,
+        })
+    }
+
+    /// The centroids and their squared norms, on the device.
+    fn upload_centers(&self) -> Result<(CudaSlice<T>, CudaSlice<f64>)> {
+        let norms: Vec<f64> = self
+            .centers
+            .rows()
+            .into_iter()
+            .map(|r| r.iter().map(|v| v.to_f64_exact().powi(2)).sum())
+            .collect();
+        let c = same::<F, T>(self.centers.as_slice().expect("standard layout"))?;
+        Ok((
+            self.stream.clone_htod(c).map_err(device_error)?,
+            self.stream.clone_htod(&norms).map_err(device_error)?,
+        ))
+    }
+}
+
+impl<F: Scalar, T: DeviceFloat> Space for Points<'_, F, T> {
+    fn distances(&self) -> Result<Array2<f64>> {
+        let k = self.centers.nrows();
+        let mut d = Array2::<f64>::zeros((self.n, k));
+        if self.n == 0 {
+            return Ok(d);
+        }
+        let s = &self.stream;
+        let (c, cn) = self.upload_centers()?;
+        let mut d_dev = s.alloc_zeros::<f64>(self.n * k).map_err(device_error)?;
+        let (n_i, dim_i, k_i) = (self.n as i32, self.dim as i32, k as i32);
+        let mut launch = s.launch_builder(&self.distances);
+        launch
+            .arg(&self.z)
+            .arg(&self.norms)
+            .arg(&c)
+            .arg(&cn)
+            .arg(&n_i)
+            .arg(&dim_i)
+            .arg(&k_i)
+            .arg(&mut d_dev);
+        // SAFETY: the arguments match the kernel's signature; z holds n × dim values, norms
+        // n, the centroids k × dim and k, d n × k; one warp per row.
+        unsafe { launch.launch(launch_1d(self.n * 32)) }.map_err(device_error)?;
+        s.memcpy_dtoh(&d_dev, d.as_slice_mut().expect("standard layout"))
+            .map_err(device_error)?;
+        s.synchronize().map_err(device_error)?;
+        Ok(d)
+    }
+
+    fn step(&mut self, power: f64) -> Result<Step> {
+        let (n, dim, k) = (self.n, self.dim, self.centers.nrows());
+        let width = k * dim + k + 2;
+        let blocks = n.div_ceil(ROW_GRANULE);
+        let mut parts: Vec<Vec<f64>> = Vec::with_capacity(blocks);
+        if n > 0 {
+            let s = self.stream.clone();
+            let (c, cn) = self.upload_centers()?;
+            let (n_i, dim_i, k_i, block_i) = (n as i32, dim as i32, k as i32, ROW_GRANULE as i32);
+            let mut launch = s.launch_builder(&self.weights);
+            launch
+                .arg(&self.z)
+                .arg(&self.norms)
+                .arg(&c)
+                .arg(&cn)
+                .arg(&n_i)
+                .arg(&dim_i)
+                .arg(&k_i)
+                .arg(&power)
+                .arg(&mut self.w)
+                .arg(&mut self.objective)
+                .arg(&mut self.hard);
+            // SAFETY: the arguments match the kernel's signature; z holds n × dim values, the
+            // centroids k × dim (k <= POWER_MAX_K), w n × k, objective and hard n; one warp
+            // per row.
+            unsafe { launch.launch(launch_1d(n * 32)) }.map_err(device_error)?;
+            let mut out = s.alloc_zeros::<f64>(blocks * width).map_err(device_error)?;
+            let cfg = LaunchConfig {
+                grid_dim: (blocks as u32, (width as u32).div_ceil(THREADS), 1),
+                block_dim: (THREADS, 1, 1),
+                shared_mem_bytes: 0,
+            };
+            let mut launch = s.launch_builder(&self.sums);
+            launch
+                .arg(&self.z)
+                .arg(&self.w)
+                .arg(&self.objective)
+                .arg(&self.hard)
+                .arg(&n_i)
+                .arg(&dim_i)
+                .arg(&k_i)
+                .arg(&block_i)
+                .arg(&mut out);
+            // SAFETY: the arguments match the kernel's signature; out holds blocks × width
+            // values, one row of partial sums per block of rows.
+            unsafe { launch.launch(cfg) }.map_err(device_error)?;
+            let host = s.clone_dtoh(&out).map_err(device_error)?;
+            s.synchronize().map_err(device_error)?;
+            parts.extend(host.chunks(width).map(<[f64]>::to_vec));
+        }
+        // Summed over the blocks of all processes, as on the CPU.
+        let mut all = reproducible_sum(&parts, width, self.comm);
+        let (objective, hard) = (all[k * dim + k], all[k * dim + k + 1]);
+        let totals = all.split_off(k * dim);
+        let sums = Array2::from_shape_vec((k, dim), all).expect("k × dim sums");
+        let (moved, norm) = move_to_means(&mut self.centers, &sums, &totals);
+        Ok(Step {
+            objective,
+            moved,
+            norm,
+            hardness: hard / self.part.n_global as f64,
+        })
+    }
+
+    fn comm(&self) -> &dyn Communicator {
+        self.comm
+    }
+}
+
+impl<F: Scalar, T: DeviceFloat> DeviceSpace<F> for Points<'_, F, T> {
+    fn into_centers(self: Box<Self>) -> Array2<F> {
+        self.centers
+    }
+}
