@@ -165,3 +165,38 @@ extern "C" __global__ void nearest_two_f64(const double *x, const double *centre
                                            double p, int *first, double *first_d, int *second, double *second_d) {
     nearest_two<double>(x, centres, n, k, d, metric, p, first, first_d, second, second_d);
 }
+
+// The epilogue of the GEMM form of squared Euclidean distances, in place: `out` holds
+// -2 xc_i.yc_j (cuBLAS, on rows centred on the mean of y) and becomes
+// max(out + |xc_i|^2 + |yc_j|^2, 0), recomputed directly where cancellation could cost
+// accuracy (value <= tau (|xc_i|^2 + |yc_j|^2)), then its root when `root` (Euclidean): the
+// CPU backend's GEMM form (src/backend/cpu.rs).
+template <typename T>
+__device__ void sq_epilogue(T *__restrict__ out, const T *__restrict__ xc, const T *__restrict__ yc,
+                            const T *__restrict__ nx, const T *__restrict__ ny, int nb, int n_y,
+                            int d, T tau, int root) {
+    long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= (long long)nb * n_y) return;
+    int i = (int)(t / n_y), j = (int)(t % n_y);
+    T v = fmax(out[t] + nx[i] + ny[j], (T)0);
+    if (v <= tau * (nx[i] + ny[j])) {
+        const T *a = xc + (long long)i * d, *b = yc + (long long)j * d;
+        T s = 0;
+        for (int c = 0; c < d; ++c) {
+            T diff = a[c] - b[c];
+            s += diff * diff;
+        }
+        v = s;
+    }
+    out[t] = root ? sqrt(v) : v;
+}
+
+extern "C" __global__ void sq_epilogue_f32(float *out, const float *xc, const float *yc, const float *nx,
+                                           const float *ny, int nb, int n_y, int d, float tau, int root) {
+    sq_epilogue<float>(out, xc, yc, nx, ny, nb, n_y, d, tau, root);
+}
+
+extern "C" __global__ void sq_epilogue_f64(double *out, const double *xc, const double *yc, const double *nx,
+                                           const double *ny, int nb, int n_y, int d, double tau, int root) {
+    sq_epilogue<double>(out, xc, yc, nx, ny, nb, n_y, d, tau, root);
+}

@@ -4,7 +4,8 @@
 //! - cuBLAS SGEMM throughput (8192³), the yardstick;
 //! - the squared-Euclidean distance matrix, n = 50,000, d = 64, f32 (`--n`): seconds, GB/s
 //!   written to host memory and effective GFLOP/s (2·n²·d), CPU (all cores) and CUDA, with the
-//!   largest relative difference;
+//!   largest relative difference; then the device's part alone (cuBLAS GEMM and the epilogue,
+//!   the output left in device memory) against the SGEMM yardstick;
 //! - nearest-centre assignment, 1,000,000 × 32 f32, k = 100;
 //! - FasterPAM, n = 20,000 and 50,000 (`--pam-n`), d = 16, k = 100, end to end: the distance
 //!   matrix on the backend, then the swap phase with its candidate scans on the backend.
@@ -132,6 +133,12 @@ fn main() -> clustr::Result<()> {
         100.0 * flops / t_gpu / 1e9 / gemm
     );
     drop(out_gpu);
+    let t_dev = gpu.sqeuclidean_device_seconds(x.view(), 3)?;
+    println!(
+        "| the same, on the device only (GEMM + epilogue, output left in device memory) | | {t_dev:.3} s ({:.0} GFLOP/s) | | **{:.0} % of SGEMM** |",
+        flops / t_dev / 1e9,
+        100.0 * flops / t_dev / 1e9 / gemm
+    );
 
     let pts = blobs(1_000_000, 32, 100, 2);
     let centres = blobs(100, 32, 100, 3);

@@ -239,3 +239,32 @@ fn rff_and_power_kmeans_on_cuda_equal_cpu() {
         "power k-means objective {p} vs {q}"
     );
 }
+
+/// FasterCLARA on points with the nearest-medoid assignment on the GPU: the same medoids and
+/// labels as on the CPU, loss within 1e-9 (f64).
+#[test]
+fn clara_on_cuda_equals_cpu() {
+    use clustr::kmedoids::Clara;
+    use clustr::AnyBackend;
+    let Some(gpu) = device() else { return };
+    let x = clustr::datasets::Blobs::new(30_000, 10)
+        .n_features(6)
+        .seed(9)
+        .generate()
+        .unwrap()
+        .data;
+    for metric in [MetricKind::Euclidean, MetricKind::Manhattan] {
+        let cpu = Clara::fasterclara(10)
+            .seed(4)
+            .fit_points(x.view(), &metric)
+            .unwrap();
+        let cuda = Clara::fasterclara(10)
+            .seed(4)
+            .backend(AnyBackend::Cuda(gpu.clone()))
+            .fit_points(x.view(), &metric)
+            .unwrap();
+        assert_eq!(cuda.medoids, cpu.medoids, "{metric}");
+        assert_eq!(cuda.labels, cpu.labels, "{metric}");
+        assert!((cuda.loss - cpu.loss).abs() <= 1e-9 * cpu.loss, "{metric}");
+    }
+}

@@ -1,14 +1,18 @@
-//! The CUDA backend (Cargo feature `cuda`): the kernels of `kernels/distances.cu`, compiled
-//! with NVRTC for the device's compute capability when the backend is created, and launched
-//! through cudarc. libcuda and libnvrtc are loaded at run time (cudarc's `dynamic-loading`),
+//! The CUDA backend (Cargo feature `cuda`): the kernels of `kernels/*.cu`, compiled with NVRTC
+//! for the device's compute capability when the backend is created, and launched through
+//! cudarc (cuBLAS for the GEMM form of Euclidean distances). Besides the [`Backend`] kernels,
+//! the k-medoids swap scans (`swap.rs`) and power k-means' iterations and the RFF map
+//! (`power.rs`) run here. libcuda and libnvrtc are loaded at run time (cudarc's `dynamic-loading`),
 //! so a build with the feature runs on machines without CUDA: [`CudaBackend::new`] checks the
 //! libraries and the device count first and returns an error instead of letting the loader
 //! panic.
 //!
 //! Pairwise distances stream `x` through the device in row blocks (at most
 //! [`CudaBackend::block_bytes`] of output per block), so an n × n matrix larger than device
-//! memory is produced block by block into host memory. Results equal the CPU backend's to
-//! rounding (distances computed directly, not by the GEMM form; ties to the lowest index).
+//! memory is produced block by block into host memory. (Squared) Euclidean distances use the
+//! CPU backend's GEMM form (centred on the mean of `y`, clamped at 0, cancelling pairs
+//! recomputed directly) when libcublas is found, the direct kernel otherwise; results equal
+//! the CPU backend's to rounding, ties to the lowest index.
 
 mod power;
 mod swap;
@@ -37,9 +41,19 @@ pub const KERNELS: &str = concat!(
 pub(crate) trait DeviceFloat:
     cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits + Copy + Default + 'static
 {
+    /// `v` rounded to this type.
+    fn from_f64(v: f64) -> Self;
 }
-impl DeviceFloat for f32 {}
-impl DeviceFloat for f64 {}
+impl DeviceFloat for f32 {
+    fn from_f64(v: f64) -> Self {
+        v as f32
+    }
+}
+impl DeviceFloat for f64 {
+    fn from_f64(v: f64) -> Self {
+        v
+    }
+}
 
 /// Nearest index, its distance, second index (−1: none), its distance, per point.
 type Assignment<T> = (Vec<i32>, Vec<T>, Vec<i32>, Vec<T>);
@@ -114,6 +128,93 @@ pub fn compile_kernels(major: i32, minor: i32) -> Result<cudarc::nvrtc::Ptx> {
     cudarc::nvrtc::compile_ptx_with_opts(KERNELS, opts).map_err(device_error)
 }
 
+/// Whether libcublas can be loaded (the GEMM form of (squared) Euclidean distances).
+pub fn cublas_present() -> bool {
+    // SAFETY: only tries to open the library by its candidate names.
+    unsafe { cudarc::cublas::sys::is_culib_present() }
+}
+
+/// The GEMM form of (squared) Euclidean distances, as the CPU backend's: both sets centred on
+/// the mean of `y`, their squared norms, `-2 x·yᵀ` by cuBLAS, then the epilogue kernel
+/// (norms added, clamped at 0, cancellation-prone pairs recomputed directly, the root for
+/// Euclidean) in place on the device.
+struct SqGemm<F> {
+    xc: ndarray::Array2<F>,
+    nx: Vec<F>,
+    yc: ndarray::Array2<F>,
+    ny: Vec<F>,
+    root: bool,
+}
+
+impl<F: Scalar> SqGemm<F> {
+    fn new(x: ArrayView2<F>, y: ArrayView2<F>, root: bool) -> Self {
+        let mu: Vec<F> = y
+            .columns()
+            .into_iter()
+            .map(|c| {
+                F::from_f64_lossy(c.iter().map(|v| v.to_f64_exact()).sum::<f64>() / y.nrows().max(1) as f64)
+            })
+            .collect();
+        let centred = |a: ArrayView2<F>| {
+            let mut c = a.to_owned();
+            for mut row in c.rows_mut() {
+                row.iter_mut().zip(&mu).for_each(|(v, &m)| *v -= m);
+            }
+            let norms = c
+                .rows()
+                .into_iter()
+                .map(|r| {
+                    let r = r.to_slice().expect("owned rows are contiguous");
+                    F::dot(r, r)
+                })
+                .collect();
+            (c, norms)
+        };
+        let ((xc, nx), (yc, ny)) = (centred(x), centred(y));
+        SqGemm { xc, nx, yc, ny, root }
+    }
+
+    /// The distances on `b`, into `out` (row-major) when given, else left on the device (to
+    /// time the device's part).
+    fn on(&self, b: &CudaBackend, out: Option<&mut [F]>) -> Result<()> {
+        let (xc, yc) = (
+            self.xc.as_slice().expect("owned is standard"),
+            self.yc.as_slice().expect("owned is standard"),
+        );
+        macro_rules! typed {
+            ($t:ty, $suffix:literal, $tau:expr) => {
+                if let (Some(xc), Some(nx), Some(yc), Some(ny)) = (
+                    cast::<F, $t>(xc),
+                    cast::<F, $t>(&self.nx),
+                    cast::<F, $t>(yc),
+                    cast::<F, $t>(&self.ny),
+                ) {
+                    let out = match out {
+                        Some(o) => {
+                            Some(cast_mut::<F, $t>(o).ok_or_else(|| Error::Device("element type".into()))?)
+                        }
+                        None => None,
+                    };
+                    return b.sq_gemm_typed::<$t>(
+                        $suffix,
+                        (xc, nx),
+                        (yc, ny),
+                        self.xc.ncols(),
+                        ($tau, self.root),
+                        out,
+                    );
+                }
+            };
+        }
+        typed!(f32, "f32", 1e-2f32);
+        typed!(f64, "f64", 1e-6f64);
+        Err(Error::Unsupported(format!(
+            "the CUDA backend has no {} kernels",
+            F::DTYPE
+        )))
+    }
+}
+
 /// The CUDA backend on one device.
 #[derive(Clone, Debug)]
 pub struct CudaBackend {
@@ -128,6 +229,21 @@ pub struct CudaBackend {
     /// (default: no limit but 80% of the free memory); a larger one is streamed by candidate
     /// rows.
     pub resident_bytes: usize,
+    /// Chosen by `--backend auto`: where a GPU kernel cannot take a request (the swap scans'
+    /// k ≤ 4096 and dense f32/f64 matrices, power k-means' k ≤ 64), the CPU runs it instead of
+    /// an error.
+    pub auto: bool,
+}
+
+impl CudaBackend {
+    /// `Ok(None)` for an unsupported request when the backend was chosen automatically (the
+    /// caller then runs on the CPU), else `r`.
+    pub(crate) fn or_cpu<T>(&self, r: Result<T>) -> Result<Option<T>> {
+        match r {
+            Err(Error::Unsupported(_)) if self.auto => Ok(None),
+            r => r.map(Some),
+        }
+    }
 }
 
 /// A metric as the kernels' code and parameter.
@@ -181,6 +297,7 @@ impl CudaBackend {
             device_name,
             block_bytes: 512 << 20,
             resident_bytes: usize::MAX,
+            auto: false,
         })
     }
 
@@ -240,6 +357,103 @@ impl CudaBackend {
                 .map_err(device_error)?;
         }
         s.synchronize().map_err(device_error)
+    }
+
+    /// [`SqGemm`] in one precision `T`: row blocks of at most `block_bytes` of output.
+    fn sq_gemm_typed<T>(
+        &self,
+        suffix: &str,
+        (xc, nx): (&[T], &[T]),
+        (yc, ny): (&[T], &[T]),
+        d: usize,
+        (tau, root): (T, bool),
+        mut out: Option<&mut [T]>,
+    ) -> Result<()>
+    where
+        T: DeviceFloat,
+        cudarc::cublas::CudaBlas: cudarc::cublas::Gemm<T>,
+    {
+        use cudarc::cublas::{sys::cublasOperation_t, CudaBlas, Gemm, GemmConfig};
+        let (n_x, n_y) = (nx.len(), ny.len());
+        if n_x == 0 || n_y == 0 {
+            return Ok(());
+        }
+        let f = self.function(&format!("sq_epilogue_{suffix}"))?;
+        let s = &self.stream;
+        let blas = CudaBlas::new(s.clone()).map_err(device_error)?;
+        let (yc_dev, ny_dev) = (
+            s.clone_htod(yc).map_err(device_error)?,
+            s.clone_htod(ny).map_err(device_error)?,
+        );
+        let rows = (self.block_bytes / (n_y * size_of::<T>())).clamp(1, n_x);
+        let mut out_dev = s.alloc_zeros::<T>(rows * n_y).map_err(device_error)?;
+        let (ny_i, d_i, root_i) = (n_y as i32, d as i32, i32::from(root));
+        for start in (0..n_x).step_by(rows) {
+            let nb = rows.min(n_x - start);
+            let xc_dev = s
+                .clone_htod(&xc[start * d..(start + nb) * d])
+                .map_err(device_error)?;
+            let nx_dev = s.clone_htod(&nx[start..start + nb]).map_err(device_error)?;
+            // Row-major out (nb × n_y) = xc · ycᵀ is column-major outᵀ = ycᵀᵀ · xc: with the
+            // row-major buffers read as column-major, A = yc (d × n_y, transposed) and
+            // B = xc (d × nb).
+            let cfg = GemmConfig {
+                transa: cublasOperation_t::CUBLAS_OP_T,
+                transb: cublasOperation_t::CUBLAS_OP_N,
+                m: ny_i,
+                n: nb as i32,
+                k: d_i,
+                alpha: T::from_f64(-2.0),
+                lda: d_i,
+                ldb: d_i,
+                beta: T::from_f64(0.0),
+                ldc: ny_i,
+            };
+            // SAFETY: yc_dev holds n_y × d values, xc_dev nb × d, out_dev at least nb × n_y, as
+            // the configuration says.
+            unsafe { blas.gemm(cfg, &yc_dev, &xc_dev, &mut out_dev) }.map_err(device_error)?;
+            let nb_i = nb as i32;
+            let mut launch = s.launch_builder(&f);
+            launch
+                .arg(&mut out_dev)
+                .arg(&xc_dev)
+                .arg(&yc_dev)
+                .arg(&nx_dev)
+                .arg(&ny_dev)
+                .arg(&nb_i)
+                .arg(&ny_i)
+                .arg(&d_i)
+                .arg(&tau)
+                .arg(&root_i);
+            // SAFETY: the arguments match the kernel's signature; out_dev holds nb × n_y
+            // values, xc_dev nb × d, yc_dev n_y × d, nx_dev nb, ny_dev n_y.
+            unsafe { launch.launch(LaunchConfig::for_num_elems((nb * n_y) as u32)) }.map_err(device_error)?;
+            if let Some(out) = out.as_deref_mut() {
+                s.memcpy_dtoh(
+                    &out_dev.slice(..nb * n_y),
+                    &mut out[start * n_y..(start + nb) * n_y],
+                )
+                .map_err(device_error)?;
+            }
+        }
+        s.synchronize().map_err(device_error)
+    }
+
+    /// Seconds the device takes for the squared-Euclidean matrix of `x` with itself by the
+    /// GEMM form (uploads, GEMM and epilogue, best of `rounds`), the output consumed in place
+    /// (not copied to the host): what the kernels reach before host memory limits them.
+    pub fn sqeuclidean_device_seconds<F: Scalar>(&self, x: ArrayView2<F>, rounds: usize) -> Result<f64> {
+        if !cublas_present() {
+            return Err(Error::Unsupported("cuBLAS (libcublas) was not found".into()));
+        }
+        let sq = SqGemm::new(x, x, false);
+        let mut best = f64::INFINITY;
+        for _ in 0..rounds.max(1) {
+            let t = std::time::Instant::now();
+            sq.on(self, None)?;
+            best = best.min(t.elapsed().as_secs_f64());
+        }
+        Ok(best)
     }
 
     /// Nearest and second-nearest centres in one precision `T`.
@@ -304,6 +518,13 @@ impl Backend for CudaBackend {
     ) -> Result<()> {
         check_pairwise_shapes(&x, &y, metric, Some(out.dim()))?;
         let code = metric_code(metric.kind())?;
+        if code.0 <= 1 && cublas_present() && x.ncols() > 0 {
+            let sq = SqGemm::new(x, y, code.0 == 1);
+            return fill_c_order(out, |mut out| {
+                let o = out.as_slice_mut().expect("standard layout");
+                sq.on(self, Some(o))
+            });
+        }
         let (x, y) = (standard_layout(x), standard_layout(y));
         let d = x.ncols();
         let (xs, ys) = (x.as_slice().expect("standard"), y.as_slice().expect("standard"));
@@ -394,8 +615,7 @@ impl CudaBackend {
     /// of three after a warm-up): the yardstick of the distance kernels.
     pub fn sgemm_gflops(&self, n: usize) -> Result<f64> {
         use cudarc::cublas::{sys::cublasOperation_t, CudaBlas, Gemm, GemmConfig};
-        // SAFETY: only tries to open the library by its candidate names.
-        if !unsafe { cudarc::cublas::sys::is_culib_present() } {
+        if !cublas_present() {
             return Err(Error::Unsupported("cuBLAS (libcublas) was not found".into()));
         }
         let s = &self.stream;
@@ -449,6 +669,8 @@ mod tests {
                 "pairwise_f64",
                 "nearest_two_f32",
                 "nearest_two_f64",
+                "sq_epilogue_f32",
+                "sq_epilogue_f64",
                 "swap_gains_f32",
                 "swap_gains_f64",
                 "rff_map_f32",

@@ -98,7 +98,14 @@ impl BackendChoice {
     pub fn resolve(self) -> Result<AnyBackend> {
         match self {
             BackendChoice::Cpu => Ok(AnyBackend::Cpu(CpuBackend::default())),
-            BackendChoice::Auto => Ok(cuda_backend().map_or(AnyBackend::Cpu(CpuBackend::default()), |b| b)),
+            BackendChoice::Auto => Ok(match cuda_backend() {
+                #[cfg(feature = "cuda")]
+                Ok(AnyBackend::Cuda(mut b)) => {
+                    b.auto = true;
+                    AnyBackend::Cuda(b)
+                }
+                _ => AnyBackend::Cpu(CpuBackend::default()),
+            }),
             BackendChoice::Cuda => cuda_backend(),
         }
     }

@@ -563,18 +563,21 @@ impl PowerKMeans {
         let seeds = self.init.seeds(part.n_global, self.k, &mut rng, |rng| {
             crate::kmeans::greedy_kmeans_plus_plus(x.view(), self.k, rng, part, comm)
         })?;
+        let on_cpu = || -> Result<(Array2<F>, PowerFit)> {
+            let mut space = Features::new(x.view(), &seeds, part, comm);
+            let fit = run(&mut space, &self.schedule, self.progress.as_ref())?;
+            Ok((space.centers, fit))
+        };
         let (centers, fit) = match &self.backend {
-            AnyBackend::Cpu(_) => {
-                let mut space = Features::new(x.view(), &seeds, part, comm);
-                let fit = run(&mut space, &self.schedule, self.progress.as_ref())?;
-                (space.centers, fit)
-            }
+            AnyBackend::Cpu(_) => on_cpu()?,
             #[cfg(feature = "cuda")]
-            AnyBackend::Cuda(b) => {
-                let mut space = b.power_space(x.view(), &seeds, part, comm)?;
-                let fit = run(&mut *space, &self.schedule, self.progress.as_ref())?;
-                (space.into_centers(), fit)
-            }
+            AnyBackend::Cuda(b) => match b.or_cpu(b.power_space(x.view(), &seeds, part, comm))? {
+                Some(mut space) => {
+                    let fit = run(&mut *space, &self.schedule, self.progress.as_ref())?;
+                    (space.into_centers(), fit)
+                }
+                None => on_cpu()?,
+            },
         };
         Ok(PowerKMeansModel { centers, fit, seeds })
     }

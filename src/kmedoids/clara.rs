@@ -12,6 +12,7 @@
 //! and the full-data loss is each process's share, summed in rank order.
 
 use super::{nearest_medoids, total_deviation, Init, KMedoids, KMedoidsModel, KValue};
+use crate::backend::{AnyBackend, Backend};
 use crate::comm::{agree, fetch_rows, single_process, Partition, SharedComm};
 use crate::data::validate::{check_k, check_slice};
 use crate::dissim::{DenseMatrix, Dissimilarity};
@@ -57,6 +58,9 @@ pub struct Clara {
     pub progress: Option<ProgressFn>,
     /// The processes of a distributed run (default: this one alone); see [`Clara::fit_points`].
     pub comm: SharedComm,
+    /// Where [`Clara::fit_points`] assigns every point to its nearest medoid (default: the
+    /// CPU; the samples' swap phases stay on the CPU, their matrices are small).
+    pub backend: AnyBackend,
 }
 
 impl Clara {
@@ -71,7 +75,13 @@ impl Clara {
             seed: 0,
             progress: None,
             comm: single_process(),
+            backend: AnyBackend::default(),
         }
+    }
+    /// The backend of the nearest-medoid assignment of points.
+    pub fn backend(mut self, b: AnyBackend) -> Self {
+        self.backend = b;
+        self
     }
     /// The communicator of a distributed run (see [`crate::comm`]); a distributed run fits
     /// points with [`Clara::fit_points`].
@@ -168,7 +178,7 @@ trait Sampled {
     /// The s × s dissimilarities among `sample` (distinct objects).
     fn among(&self, sample: &[usize]) -> Array2<Self::Value>;
     /// The loss over all objects and the medoid position of each of this process's objects.
-    fn deviation(&self, medoids: &[usize]) -> (<Self::Value as KValue>::Loss, Vec<usize>);
+    fn deviation(&self, medoids: &[usize]) -> Result<(<Self::Value as KValue>::Loss, Vec<usize>)>;
 }
 
 /// A dissimilarity on one process.
@@ -192,8 +202,8 @@ where
             }
         })
     }
-    fn deviation(&self, medoids: &[usize]) -> (<D::Value as KValue>::Loss, Vec<usize>) {
-        total_deviation(self.0, medoids)
+    fn deviation(&self, medoids: &[usize]) -> Result<(<D::Value as KValue>::Loss, Vec<usize>)> {
+        Ok(total_deviation(self.0, medoids))
     }
 }
 
@@ -203,6 +213,7 @@ struct Spread<'a, F, M> {
     metric: &'a M,
     part: Partition,
     comm: &'a dyn crate::comm::Communicator,
+    backend: &'a AnyBackend,
 }
 
 impl<F: Scalar + KValue<Loss = f64>, M: Metric> Sampled for Spread<'_, F, M> {
@@ -222,9 +233,35 @@ impl<F: Scalar + KValue<Loss = f64>, M: Metric> Sampled for Spread<'_, F, M> {
             }
         })
     }
-    fn deviation(&self, medoids: &[usize]) -> (f64, Vec<usize>) {
+    fn deviation(&self, medoids: &[usize]) -> Result<(f64, Vec<usize>)> {
         let rows = fetch_rows(self.x, self.part, medoids, self.comm);
-        let (loss, labels) = nearest_medoids(self.x.nrows(), medoids.len(), |o, i| {
+        let (loss, labels) = if self.backend.name() == "cpu" {
+            self.deviation_on_cpu(medoids, &rows)
+        } else {
+            // The backend's nearest medoid; each medoid's own distance is taken as 0 (as on
+            // the CPU), the loss summed in the same fixed chunks.
+            let near = self.backend.nearest(self.x, rows.view(), self.metric)?;
+            let own = |o: usize, i: usize| medoids[i] == self.part.offset + o;
+            let (loss, _) = nearest_medoids(self.x.nrows(), 1, |o, _| {
+                if own(o, near[o].index) {
+                    F::zero()
+                } else {
+                    near[o].distance
+                }
+            });
+            (loss, near.iter().map(|m| m.index).collect())
+        };
+        let mut total = [loss];
+        self.comm.allreduce_sum(&mut total);
+        Ok((total[0], labels))
+    }
+}
+
+impl<F: Scalar + KValue<Loss = f64>, M: Metric> Spread<'_, F, M> {
+    /// The loss over this process's points and their nearest medoids, distances computed on
+    /// the fly (O(n·k), lowest position on ties).
+    fn deviation_on_cpu(&self, medoids: &[usize], rows: &Array2<F>) -> (f64, Vec<usize>) {
+        nearest_medoids(self.x.nrows(), medoids.len(), |o, i| {
             if medoids[i] == self.part.offset + o {
                 F::zero()
             } else {
@@ -235,10 +272,7 @@ impl<F: Scalar + KValue<Loss = f64>, M: Metric> Sampled for Spread<'_, F, M> {
                     b.as_slice().expect("standard layout"),
                 )
             }
-        });
-        let mut total = [loss];
-        self.comm.allreduce_sum(&mut total);
-        (total[0], labels)
+        })
     }
 }
 
@@ -263,6 +297,7 @@ impl Clara {
             metric,
             part,
             comm,
+            backend: &self.backend,
         };
         self.run(&data, x.ncols())
     }
@@ -326,7 +361,7 @@ impl Clara {
             };
             total_swaps += model.n_swaps;
             let medoids: Vec<usize> = model.medoids.iter().map(|&i| sample[i]).collect();
-            let (loss, labels) = data.deviation(&medoids);
+            let (loss, labels) = data.deviation(&medoids)?;
             if let Some(p) = &self.progress {
                 p.report(&Progress {
                     iteration: t + 1,

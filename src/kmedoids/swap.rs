@@ -82,7 +82,7 @@ impl<'g, V: KValue> OnDevice<'g, V> {
         match backend {
             AnyBackend::Cpu(_) => Ok(None),
             #[cfg(feature = "cuda")]
-            AnyBackend::Cuda(b) if method != Method::Pam => Ok(Some(Self::with(b.swap_gains(d, k)?))),
+            AnyBackend::Cuda(b) if method != Method::Pam => Ok(b.or_cpu(b.swap_gains(d, k))?.map(Self::with)),
             #[cfg(feature = "cuda")]
             AnyBackend::Cuda(_) => Ok(None),
         }

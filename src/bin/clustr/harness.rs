@@ -49,7 +49,10 @@ pub struct ExecArgs {
     /// Worker threads (0 = one per core; at most 1024).
     #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u16).range(0..=1024))]
     pub threads: u16,
-    /// Compute backend: auto, cpu or cuda.
+    /// Compute backend: auto, cpu or cuda (feature `cuda`; auto = the GPU when one is usable).
+    /// On CUDA: distance matrices, the assignments of kmeans, minibatch-kmeans and CLARA on
+    /// points, the swap scans of fastpam1, fastpam2 and fasterpam, and rff-kpkm and
+    /// power-kmeans; the rest runs on the CPU.
     #[arg(long, default_value = "auto")]
     pub backend: String,
 }

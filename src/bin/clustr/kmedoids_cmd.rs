@@ -181,13 +181,23 @@ fn fit<F: Scalar + KValue<Loss = f64>>(method: &str, algo: Algo, a: &Args) -> Cl
         let t0 = Instant::now();
         let (bar, progress) = iteration_bar(algo.steps(), method, &a.output);
         let prefixed = |e: clustr::Error| CliError::from(e).prefixed(&a.input);
-        let (model, d, dist_s, fit_s, sil) = if let (true, Algo::Clara(p)) = (a.distributed, &algo) {
+        // CLARA on points assigns the points to the medoids on the backend.
+        let clara_points = match &algo {
+            Algo::Clara(p)
+                if a.distributed || (!a.precomputed && !a.silhouette && backend.name() != "cpu") =>
+            {
+                Some(p)
+            }
+            _ => None,
+        };
+        let (model, d, dist_s, fit_s, sil) = if let Some(p) = clara_points {
             let metric: MetricKind = a.metric.parse()?;
             let x = procs.load::<F>(&a.input)?;
             let t1 = Instant::now();
             let model = p
                 .clone()
                 .communicator(procs.comm.clone())
+                .backend(backend.clone())
                 .progress(progress)
                 .fit_points(x.view(), &metric)?;
             (model, Some(x.ncols()), 0.0, secs(t1), None)
