@@ -200,3 +200,12 @@ extern "C" __global__ void sq_epilogue_f64(double *out, const double *xc, const 
                                            const double *ny, int nb, int n_y, int d, double tau, int root) {
     sq_epilogue<double>(out, xc, yc, nx, ny, nb, n_y, d, tau, root);
 }
+
+// out[idx[t]] = 0 for t < m: the zero self-dissimilarities of a matrix or of candidates' rows.
+template <typename T> __device__ void set_zero(T *__restrict__ out, const long long *__restrict__ idx, int m) {
+    int t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t < m) out[idx[t]] = (T)0;
+}
+
+extern "C" __global__ void set_zero_f32(float *out, const long long *idx, int m) { set_zero<float>(out, idx, m); }
+extern "C" __global__ void set_zero_f64(double *out, const long long *idx, int m) { set_zero<double>(out, idx, m); }

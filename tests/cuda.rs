@@ -268,3 +268,53 @@ fn clara_on_cuda_equals_cpu() {
         assert!((cuda.loss - cpu.loss).abs() <= 1e-9 * cpu.loss, "{metric}");
     }
 }
+
+/// `KMedoids::fit_points` on CUDA: FasterPAM and FastPAM2 from the points, the dissimilarities
+/// computed on the device (the matrix resident, or each batch's rows computed with the batch)
+/// and no n × n matrix on the host: the same medoids as the CPU's matrix, loss within 1e-6
+/// (f32) / 1e-12 (f64); Minkowski(3) takes the matrix path.
+#[test]
+fn kmedoids_from_points_on_cuda_equal_cpu() {
+    use clustr::kmedoids::KMedoids;
+    use clustr::AnyBackend;
+    let Some(gpu) = device() else { return };
+    fn compare<F: Scalar + clustr::kmedoids::KValue<Loss = f64>>(gpu: &CudaBackend, tol: f64) {
+        let x = clustr::datasets::Blobs::new(4000, 10)
+            .n_features(6)
+            .seed(8)
+            .generate()
+            .unwrap()
+            .data
+            .mapv(F::from_f64_lossy);
+        let mut streamed = gpu.clone();
+        streamed.resident_bytes = 0;
+        for metric in [
+            MetricKind::Euclidean,
+            MetricKind::Manhattan,
+            MetricKind::Cosine,
+            MetricKind::Minkowski(3.0),
+        ] {
+            for params in [KMedoids::fasterpam(10), KMedoids::fastpam2(10)] {
+                let cpu = params.clone().seed(6).fit_points(x.view(), &metric).unwrap();
+                for g in [gpu.clone(), streamed.clone()] {
+                    let what = format!(
+                        "{} {metric} {} resident {}",
+                        params.name(),
+                        F::DTYPE,
+                        g.resident_bytes > 0
+                    );
+                    let cuda = params
+                        .clone()
+                        .seed(6)
+                        .backend(AnyBackend::Cuda(g))
+                        .fit_points(x.view(), &metric)
+                        .unwrap();
+                    assert_eq!(cuda.medoids, cpu.medoids, "{what}");
+                    assert!((cuda.loss - cpu.loss).abs() <= tol * cpu.loss, "{what}");
+                }
+            }
+        }
+    }
+    compare::<f64>(&gpu, 1e-12);
+    compare::<f32>(&gpu, 1e-6);
+}

@@ -18,6 +18,7 @@ mod power;
 mod swap;
 
 pub use power::POWER_MAX_K;
+pub(crate) use swap::DeviceExact;
 pub use swap::MAX_K as SWAP_MAX_K;
 
 use super::{check_pairwise_shapes, fill_c_order, Backend, Nearest, NearestTwo};
@@ -25,7 +26,9 @@ use crate::data::standard_layout;
 use crate::error::{Error, Result};
 use crate::metric::{Metric, MetricKind};
 use crate::scalar::Scalar;
-use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream, LaunchConfig, PushKernelArg};
+use cudarc::driver::{
+    CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, LaunchConfig, PushKernelArg,
+};
 use ndarray::{ArrayView2, ArrayViewMut2};
 use std::any::TypeId;
 use std::sync::Arc;
@@ -327,36 +330,78 @@ impl CudaBackend {
         let y_dev = s.clone_htod(y).map_err(device_error)?;
         let rows = (self.block_bytes / (ny * std::mem::size_of::<T>())).clamp(1, nx);
         let mut out_dev = s.alloc_zeros::<T>(rows * ny).map_err(device_error)?;
-        let (ny_i, d_i, ld) = (ny as i32, d as i32, ny as i64);
         for start in (0..nx).step_by(rows) {
             let nb = rows.min(nx - start);
             let x_dev = s
                 .clone_htod(&x[start * d..(start + nb) * d])
                 .map_err(device_error)?;
-            let nb_i = nb as i32;
-            let cfg = LaunchConfig {
-                grid_dim: ((ny as u32).div_ceil(TILE), (nb as u32).div_ceil(TILE), 1),
-                block_dim: (TILE, TILE, 1),
-                shared_mem_bytes: 0,
-            };
-            let mut launch = s.launch_builder(&f);
-            launch
-                .arg(&x_dev)
-                .arg(&y_dev)
-                .arg(&mut out_dev)
-                .arg(&nb_i)
-                .arg(&ny_i)
-                .arg(&d_i)
-                .arg(&ld)
-                .arg(&code.0)
-                .arg(&code.1);
-            // SAFETY: the arguments match the kernel's signature; the buffers hold nb × d,
-            // ny × d and nb × ny values.
-            unsafe { launch.launch(cfg) }.map_err(device_error)?;
+            self.launch_pairwise(
+                &f,
+                (&x_dev, nb),
+                (&y_dev, ny),
+                d,
+                code,
+                &mut out_dev.slice_mut(..),
+            )?;
             s.memcpy_dtoh(&out_dev.slice(..nb * ny), &mut out[start * ny..(start + nb) * ny])
                 .map_err(device_error)?;
         }
         s.synchronize().map_err(device_error)
+    }
+
+    /// Launches the pairwise kernel `f`: `out[i * ny + j] = d(x[i], y[j])` for the `nx` rows
+    /// of `x` and `ny` of `y` (`d` columns), computed directly (no GEMM form).
+    pub(crate) fn launch_pairwise<T: DeviceFloat>(
+        &self,
+        f: &CudaFunction,
+        (x, nx): (&CudaSlice<T>, usize),
+        (y, ny): (&CudaSlice<T>, usize),
+        d: usize,
+        code: (i32, f64),
+        out: &mut cudarc::driver::CudaViewMut<'_, T>,
+    ) -> Result<()> {
+        let (nx_i, ny_i, d_i, ld) = (nx as i32, ny as i32, d as i32, ny as i64);
+        let cfg = LaunchConfig {
+            grid_dim: ((ny as u32).div_ceil(TILE), (nx as u32).div_ceil(TILE), 1),
+            block_dim: (TILE, TILE, 1),
+            shared_mem_bytes: 0,
+        };
+        let mut launch = self.stream.launch_builder(f);
+        launch
+            .arg(x)
+            .arg(y)
+            .arg(out)
+            .arg(&nx_i)
+            .arg(&ny_i)
+            .arg(&d_i)
+            .arg(&ld)
+            .arg(&code.0)
+            .arg(&code.1);
+        // SAFETY: the arguments match the kernel's signature; the buffers hold (at least)
+        // nx × d, ny × d and nx × ny values.
+        unsafe { launch.launch(cfg) }.map(|_| ()).map_err(device_error)
+    }
+
+    /// Sets `out[i] = 0` on the device for every `i` of `idx`.
+    pub(crate) fn set_zero<T: DeviceFloat>(
+        &self,
+        suffix: &str,
+        out: &mut cudarc::driver::CudaViewMut<'_, T>,
+        idx: &[i64],
+    ) -> Result<()> {
+        if idx.is_empty() {
+            return Ok(());
+        }
+        let f = self.function(&format!("set_zero_{suffix}"))?;
+        let idx_dev = self.stream.clone_htod(idx).map_err(device_error)?;
+        let m = idx.len() as i32;
+        let mut launch = self.stream.launch_builder(&f);
+        launch.arg(out).arg(&idx_dev).arg(&m);
+        // SAFETY: the arguments match the kernel's signature; every index is within `out`
+        // (the callers' matrices and rows).
+        unsafe { launch.launch(LaunchConfig::for_num_elems(idx.len() as u32)) }
+            .map(|_| ())
+            .map_err(device_error)
     }
 
     /// [`SqGemm`] in one precision `T`: row blocks of at most `block_bytes` of output.
@@ -671,6 +716,8 @@ mod tests {
                 "nearest_two_f64",
                 "sq_epilogue_f32",
                 "sq_epilogue_f64",
+                "set_zero_f32",
+                "set_zero_f64",
                 "swap_gains_f32",
                 "swap_gains_f64",
                 "rff_map_f32",

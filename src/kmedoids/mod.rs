@@ -393,6 +393,54 @@ where
     type Model = KMedoidsModel<<D::Value as KValue>::Loss>;
 
     fn fit(&self, d: &D) -> Result<Self::Model> {
+        self.fit_with(d, None)
+    }
+}
+
+/// Candidate scans on a device for [`KMedoids::fit_with`].
+#[cfg(feature = "cuda")]
+type Gains<'g, V> = Option<Box<dyn swap::DeviceGains<V> + 'g>>;
+#[cfg(not(feature = "cuda"))]
+type Gains<'g, V> = Option<std::marker::PhantomData<&'g V>>;
+
+impl KMedoids {
+    /// Fits points under `metric`. On a CUDA backend, FastPAM1, FastPAM2 and FasterPAM with a
+    /// metric of basic operations (squared Euclidean, Euclidean, Manhattan, Chebyshev,
+    /// cosine) keep no n × n matrix on the host: the device computes the dissimilarities (and
+    /// keeps the matrix when it fits in its memory), and the host's caches compute theirs
+    /// with the device's arithmetic, to the bit. Otherwise the full matrix is computed on the
+    /// backend ([`crate::DenseMatrix::from_points`]) and fitted.
+    pub fn fit_points<F, M>(&self, x: ArrayView2<F>, metric: &M) -> Result<KMedoidsModel<f64>>
+    where
+        F: Scalar + KValue<Loss = f64>,
+        M: Metric,
+    {
+        crate::data::validate::check_points(x)?;
+        metric.check_dim(x.ncols())?;
+        #[cfg(feature = "cuda")]
+        if let AnyBackend::Cuda(b) = &self.backend {
+            let x = crate::data::standard_layout(x);
+            let scans = !matches!(self.method, Method::Pam | Method::Alternating);
+            if let (true, Some(exact)) = (scans, crate::backend::cuda::DeviceExact::new(x.view(), metric)) {
+                self.validate(x.nrows())?;
+                if let Some(gains) = b.or_cpu(b.swap_gains_points(x.view(), metric, self.k))?.flatten() {
+                    return self.fit_with(&exact, Some(gains));
+                }
+            }
+        }
+        self.fit(&crate::DenseMatrix::from_points(x, metric, &self.backend)?)
+    }
+
+    /// Fits `d`, the candidate scans on `gains` when given, else on the backend.
+    fn fit_with<'g, D>(
+        &self,
+        d: &'g D,
+        gains: Gains<'g, D::Value>,
+    ) -> Result<KMedoidsModel<<D::Value as KValue>::Loss>>
+    where
+        D: Dissimilarity,
+        D::Value: KValue,
+    {
         self.validate(d.len())?;
         check_fit(
             self,
@@ -405,9 +453,21 @@ where
         let initial = self.initial_medoids(d)?;
         let mut medoids = initial.clone();
         let mut rng = <rand::rngs::StdRng as rand::SeedableRng>::seed_from_u64(self.seed ^ 0x5eed_5a17);
-        let out = match self.method {
-            Method::Alternating => alternating::run(d, &mut medoids, self.max_iter, self.progress.as_ref()),
-            m => swap::run(
+        let out = match (self.method, gains) {
+            (Method::Alternating, _) => {
+                alternating::run(d, &mut medoids, self.max_iter, self.progress.as_ref())
+            }
+            #[cfg(feature = "cuda")]
+            (m, Some(gains)) => swap::run_with(
+                d,
+                &mut medoids,
+                m,
+                self.max_iter,
+                &mut rng,
+                self.progress.as_ref(),
+                gains,
+            )?,
+            (m, _) => swap::run(
                 d,
                 &mut medoids,
                 m,

@@ -431,6 +431,35 @@ where
     run_on(d, medoids, method, max_iter, rng, progress, device)
 }
 
+/// [`run`] with the candidate scans on `gains`.
+#[cfg(feature = "cuda")]
+pub(crate) fn run_with<'g, D>(
+    d: &'g D,
+    medoids: &mut Vec<usize>,
+    method: Method,
+    max_iter: usize,
+    rng: &mut StdRng,
+    progress: Option<&ProgressFn>,
+    gains: Box<dyn DeviceGains<D::Value> + 'g>,
+) -> Result<Outcome<LossOf<D>>>
+where
+    D: Dissimilarity,
+    D::Value: KValue,
+{
+    if medoids.len() == 1 && max_iter > 0 {
+        return Ok(single_medoid(d, medoids));
+    }
+    run_on(
+        d,
+        medoids,
+        method,
+        max_iter,
+        rng,
+        progress,
+        Some(OnDevice::with(gains)),
+    )
+}
+
 /// [`run`] with the candidate scans on `device`, or the CPU.
 fn run_on<'g, D>(
     d: &'g D,

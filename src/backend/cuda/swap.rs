@@ -1,16 +1,22 @@
-//! FastPAM1's candidate scans on the GPU (`kernels/swap_gains.cu`) behind
-//! [`DeviceGains`]: the dissimilarity matrix is uploaded once when it fits in device memory
-//! (at most [`CudaBackend::resident_bytes`] and 80% of the free memory), else the candidates'
-//! rows are uploaded with each batch. The search state (points grouped by nearest medoid,
-//! removal losses) is uploaded after each swap.
+//! FastPAM1's candidate scans on the GPU (`kernels/swap_gains.cu`) behind [`DeviceGains`].
+//!
+//! The candidates' rows of the dissimilarity come from a matrix in host memory, or from the
+//! points themselves on the device (then no n × n matrix exists on the host: the host's
+//! caches use [`DeviceExact`], which computes each dissimilarity with the device's own
+//! operations). The whole matrix is kept on the device when it fits (at most
+//! [`CudaBackend::resident_bytes`] and 80% of the free memory); otherwise each batch's rows
+//! are uploaded or computed with the batch. The search state (points grouped by nearest
+//! medoid, removal losses) is uploaded after each swap.
 
-use super::{cast, device_error, CudaBackend, DeviceFloat};
+use super::{cast, device_error, metric_code, CudaBackend, DeviceFloat};
 use crate::dissim::Dissimilarity;
 use crate::error::{Error, Result};
 use crate::kmedoids::swap::{DeviceGains, Evaluated, Grouped};
-use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
+use crate::metric::Metric;
+use crate::scalar::Scalar;
+use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
+use ndarray::ArrayView2;
 use std::any::TypeId;
-use std::sync::Arc;
 
 /// Largest k the kernel takes (its k deltas live in shared memory).
 pub const MAX_K: usize = 4096;
@@ -18,18 +24,35 @@ pub const MAX_K: usize = 4096;
 const THREADS: u32 = 256;
 /// Most candidates per launch with a resident matrix.
 const CANDIDATES: usize = 65536;
-/// Most bytes of candidate rows uploaded per launch without one.
+/// Most bytes of candidate rows uploaded or computed per launch without one.
 const STAGED_BYTES: usize = 256 << 20;
+/// Rows of the resident matrix computed per launch from points.
+const MATRIX_ROWS: usize = 8192;
 
-/// Row `i` of the dissimilarity, in memory.
+/// Row `i` of a dissimilarity in host memory.
 type Rows<'g, V> = Box<dyn Fn(usize) -> Option<&'g [V]> + 'g>;
 
+/// Where the candidates' rows come from.
+enum Source<'g, T, V> {
+    /// A matrix in host memory.
+    Host(Rows<'g, V>),
+    /// Points (n × dim, on the host and the device) and the metric's code.
+    Points {
+        host: &'g [V],
+        device: CudaSlice<T>,
+        dim: usize,
+        code: (i32, f64),
+    },
+}
+
 struct Gains<'g, T: DeviceFloat, V> {
-    stream: Arc<CudaStream>,
+    backend: CudaBackend,
+    suffix: &'static str,
     function: CudaFunction,
     n: usize,
     k: usize,
-    rows: Rows<'g, V>,
+    source: Source<'g, T, V>,
+    /// The whole matrix, when it fits in device memory.
     matrix: Option<CudaSlice<T>>,
     members: CudaSlice<i32>,
     offsets: CudaSlice<i32>,
@@ -48,6 +71,29 @@ fn same<V: 'static, T: 'static>(s: &[V]) -> Result<&[T]> {
     cast::<V, T>(s).ok_or_else(|| Error::Device("swap gains: element type changed".into()))
 }
 
+fn check_k(k: usize) -> Result<()> {
+    if k > MAX_K {
+        return Err(Error::Unsupported(format!(
+            "backend = cuda: the swap kernels take k <= {MAX_K} (k = {k}); use --backend cpu"
+        )));
+    }
+    Ok(())
+}
+
+/// The precision suffix of the kernels for `V` (f32 or f64).
+fn suffix_of<V: 'static>() -> Result<&'static str> {
+    let id = TypeId::of::<V>();
+    if id == TypeId::of::<f32>() {
+        Ok("f32")
+    } else if id == TypeId::of::<f64>() {
+        Ok("f64")
+    } else {
+        Err(Error::Unsupported(
+            "backend = cuda: the swap kernels take f32 or f64 dissimilarities; use --backend cpu".into(),
+        ))
+    }
+}
+
 impl CudaBackend {
     /// FastPAM1's candidate scans of `d` with `k` medoids on this device: `d` must be a dense
     /// f32 or f64 matrix (rows in memory) and `k` at most [`MAX_K`].
@@ -56,11 +102,7 @@ impl CudaBackend {
         d: &'g D,
         k: usize,
     ) -> Result<Box<dyn DeviceGains<D::Value> + 'g>> {
-        if k > MAX_K {
-            return Err(Error::Unsupported(format!(
-                "backend = cuda: the swap kernels take k <= {MAX_K} (k = {k}); use --backend cpu"
-            )));
-        }
+        check_k(k)?;
         if d.row(0).is_none() {
             return Err(Error::Unsupported(
                 "backend = cuda: the swap kernels need a dense dissimilarity matrix; use --backend cpu"
@@ -68,72 +110,148 @@ impl CudaBackend {
             ));
         }
         let rows: Rows<'g, D::Value> = Box::new(move |i| d.row(i));
-        let id = TypeId::of::<D::Value>();
-        if id == TypeId::of::<f32>() {
-            Ok(Box::new(Gains::<f32, D::Value>::new(
+        match suffix_of::<D::Value>()? {
+            "f32" => Ok(Box::new(Gains::<f32, D::Value>::new(
                 self,
-                "f32",
                 d.len(),
                 k,
-                rows,
-            )?))
-        } else if id == TypeId::of::<f64>() {
-            Ok(Box::new(Gains::<f64, D::Value>::new(
+                Source::Host(rows),
+            )?)),
+            _ => Ok(Box::new(Gains::<f64, D::Value>::new(
                 self,
-                "f64",
                 d.len(),
                 k,
-                rows,
-            )?))
-        } else {
-            Err(Error::Unsupported(
-                "backend = cuda: the swap kernels take f32 or f64 dissimilarities; use --backend cpu".into(),
-            ))
+                Source::Host(rows),
+            )?)),
         }
+    }
+
+    /// FastPAM1's candidate scans of the points `x` (standard layout) under `metric`, the
+    /// dissimilarities computed on the device; `None` for a metric [`DeviceExact`] cannot
+    /// reproduce on the host.
+    pub(crate) fn swap_gains_points<'g, F: Scalar>(
+        &self,
+        x: ArrayView2<'g, F>,
+        metric: &impl Metric,
+        k: usize,
+    ) -> Result<Option<Box<dyn DeviceGains<F> + 'g>>> {
+        check_k(k)?;
+        let code = metric_code(metric.kind())?;
+        if !DeviceExact::<F>::takes(code.0) {
+            return Ok(None);
+        }
+        let host = x
+            .to_slice()
+            .ok_or_else(|| Error::Device("points not in standard layout".into()))?;
+        let dim = x.ncols();
+        Ok(Some(match suffix_of::<F>()? {
+            "f32" => {
+                let device = self
+                    .stream
+                    .clone_htod(same::<F, f32>(host)?)
+                    .map_err(device_error)?;
+                let source = Source::Points {
+                    host,
+                    device,
+                    dim,
+                    code,
+                };
+                Box::new(Gains::<f32, F>::new(self, x.nrows(), k, source)?)
+            }
+            _ => {
+                let device = self
+                    .stream
+                    .clone_htod(same::<F, f64>(host)?)
+                    .map_err(device_error)?;
+                let source = Source::Points {
+                    host,
+                    device,
+                    dim,
+                    code,
+                };
+                Box::new(Gains::<f64, F>::new(self, x.nrows(), k, source)?)
+            }
+        }))
     }
 }
 
 impl<'g, T: DeviceFloat, V: Copy + 'static> Gains<'g, T, V> {
-    fn new(b: &CudaBackend, suffix: &str, n: usize, k: usize, rows: Rows<'g, V>) -> Result<Self> {
+    fn new(b: &CudaBackend, n: usize, k: usize, source: Source<'g, T, V>) -> Result<Self> {
+        let suffix = suffix_of::<T>()?;
         let s = b.stream.clone();
-        let bytes = n.saturating_mul(n).saturating_mul(size_of::<T>());
-        let (free, _) = b.ctx.mem_get_info().map_err(device_error)?;
-        let matrix = if bytes <= b.resident_bytes && bytes <= free / 5 * 4 {
-            let mut m = s.alloc_zeros::<T>(n * n).map_err(device_error)?;
-            let per = ((64 << 20) / (n * size_of::<T>())).clamp(1, n);
-            let mut staging: Vec<T> = Vec::with_capacity(per * n);
-            for start in (0..n).step_by(per) {
-                let end = (start + per).min(n);
-                staging.clear();
-                for i in start..end {
-                    staging.extend_from_slice(same(row(&rows, i)?)?);
-                }
-                s.memcpy_htod(&staging, &mut m.slice_mut(start * n..end * n))
-                    .map_err(device_error)?;
-            }
-            Some(m)
-        } else {
-            None
-        };
-        Ok(Gains {
+        let mut gains = Gains {
+            backend: b.clone(),
+            suffix,
             function: b.function(&format!("swap_gains_{suffix}"))?,
             n,
             k,
-            rows,
-            matrix,
+            source,
+            matrix: None,
             members: s.alloc_zeros(n).map_err(device_error)?,
             offsets: s.alloc_zeros(k + 1).map_err(device_error)?,
             near_d: s.alloc_zeros(n).map_err(device_error)?,
             seco_d: s.alloc_zeros(n).map_err(device_error)?,
             removal: s.alloc_zeros(k).map_err(device_error)?,
-            stream: s,
-        })
+        };
+        let bytes = n.saturating_mul(n).saturating_mul(size_of::<T>());
+        let (free, _) = b.ctx.mem_get_info().map_err(device_error)?;
+        if bytes <= b.resident_bytes && bytes <= free / 5 * 4 {
+            let mut m = s.alloc_zeros::<T>(n * n).map_err(device_error)?;
+            let all: Vec<usize> = (0..n).collect();
+            let per = match gains.source {
+                Source::Host(_) => ((64 << 20) / (n * size_of::<T>())).clamp(1, n),
+                Source::Points { .. } => MATRIX_ROWS.min(n),
+            };
+            for part in all.chunks(per) {
+                let (start, end) = (part[0], part[0] + part.len());
+                gains.rows_into(part, &mut m.slice_mut(start * n..end * n))?;
+            }
+            gains.matrix = Some(m);
+        }
+        Ok(gains)
+    }
+
+    /// The rows of `candidates` into `out` (row-major, n values each), with their zero
+    /// self-dissimilarities.
+    fn rows_into(&self, candidates: &[usize], out: &mut cudarc::driver::CudaViewMut<'_, T>) -> Result<()> {
+        let (n, s) = (self.n, &self.backend.stream);
+        match &self.source {
+            Source::Host(rows) => {
+                let mut host: Vec<T> = Vec::with_capacity(candidates.len() * n);
+                for &c in candidates {
+                    host.extend_from_slice(same(row(rows, c)?)?);
+                }
+                s.memcpy_htod(&host, out).map_err(device_error)
+            }
+            Source::Points {
+                host,
+                device,
+                dim,
+                code,
+            } => {
+                let dim = *dim;
+                let mut coords: Vec<T> = Vec::with_capacity(candidates.len() * dim);
+                for &c in candidates {
+                    coords.extend_from_slice(same(&host[c * dim..(c + 1) * dim])?);
+                }
+                let xc = s.clone_htod(&coords).map_err(device_error)?;
+                let f = self.backend.function(&format!("pairwise_{}", self.suffix))?;
+                self.backend
+                    .launch_pairwise(&f, (&xc, candidates.len()), (device, n), dim, *code, out)?;
+                let diagonal: Vec<i64> = candidates
+                    .iter()
+                    .enumerate()
+                    .map(|(b, &c)| (b * n + c) as i64)
+                    .collect();
+                self.backend.set_zero(self.suffix, out, &diagonal)
+            }
+        }
     }
 }
 
 impl<T: DeviceFloat, V: Copy + 'static> DeviceGains<V> for Gains<'_, T, V> {
     fn load_state(&mut self, g: &Grouped<V>, removal: &[f64]) -> Result<()> {
-        let s = &self.stream;
+        let s = &self.backend.stream;
         s.memcpy_htod(&g.members, &mut self.members)
             .map_err(device_error)?;
         s.memcpy_htod(&g.offsets, &mut self.offsets)
@@ -146,7 +264,7 @@ impl<T: DeviceFloat, V: Copy + 'static> DeviceGains<V> for Gains<'_, T, V> {
     }
 
     fn evaluate(&mut self, candidates: &[usize], all: bool) -> Result<Evaluated> {
-        let (n, k, s) = (self.n, self.k, self.stream.clone());
+        let (n, k, s) = (self.n, self.k, self.backend.stream.clone());
         let chunk = match self.matrix {
             Some(_) => CANDIDATES,
             None => (STAGED_BYTES / (n * size_of::<T>())).max(1),
@@ -154,15 +272,12 @@ impl<T: DeviceFloat, V: Copy + 'static> DeviceGains<V> for Gains<'_, T, V> {
         let (mut best, mut deltas) = (Vec::with_capacity(candidates.len()), Vec::new());
         for part in candidates.chunks(chunk) {
             let nc = part.len();
-            let staged;
+            let mut staged;
             let (rows, row_start): (&CudaSlice<T>, Vec<i64>) = match &self.matrix {
                 Some(m) => (m, part.iter().map(|&c| (c * n) as i64).collect()),
                 None => {
-                    let mut host: Vec<T> = Vec::with_capacity(nc * n);
-                    for &c in part {
-                        host.extend_from_slice(same(row(&self.rows, c)?)?);
-                    }
-                    staged = s.clone_htod(&host).map_err(device_error)?;
+                    staged = s.alloc_zeros::<T>(nc * n).map_err(device_error)?;
+                    self.rows_into(part, &mut staged.slice_mut(..))?;
                     (&staged, (0..nc).map(|b| (b * n) as i64).collect())
                 }
             };
@@ -207,5 +322,137 @@ impl<T: DeviceFloat, V: Copy + 'static> DeviceGains<V> for Gains<'_, T, V> {
         }
         s.synchronize().map_err(device_error)?;
         Ok((best, deltas))
+    }
+}
+
+/// The dissimilarities of points computed on the host with the operations of the device's
+/// pairwise kernel (`kernels/distances.cu`, compiled without fused multiply-add), in the same
+/// order — IEEE additions, multiplications, divisions and square roots, so every value equals
+/// the device's to the bit — and zero on the diagonal. Only metrics of such operations:
+/// squared Euclidean, Euclidean, Manhattan, Chebyshev and cosine.
+pub(crate) struct DeviceExact<'a, F> {
+    x: ArrayView2<'a, F>,
+    code: i32,
+}
+
+impl<'a, F: Scalar> DeviceExact<'a, F> {
+    /// Whether the metric of kernel code `code` is reproduced exactly.
+    pub fn takes(code: i32) -> bool {
+        matches!(code, 0 | 1 | 2 | 3 | 5)
+    }
+
+    /// The points (standard layout) under `metric`, or `None` for a metric it cannot take.
+    pub fn new(x: ArrayView2<'a, F>, metric: &impl Metric) -> Option<Self> {
+        let code = metric_code(metric.kind()).ok()?.0;
+        (Self::takes(code) && x.is_standard_layout()).then_some(DeviceExact { x, code })
+    }
+}
+
+impl<F: Scalar> Dissimilarity for DeviceExact<'_, F> {
+    type Value = F;
+    fn len(&self) -> usize {
+        self.x.nrows()
+    }
+    fn get(&self, i: usize, j: usize) -> F {
+        if i == j {
+            return F::zero();
+        }
+        let d = self.x.ncols();
+        let all = self.x.as_slice().unwrap_or_default();
+        let (a, b) = (&all[i * d..(i + 1) * d], &all[j * d..(j + 1) * d]);
+        let zero = F::zero();
+        match self.code {
+            0 | 1 => {
+                let mut s = zero;
+                for (&p, &q) in a.iter().zip(b) {
+                    let diff = p - q;
+                    s += diff * diff;
+                }
+                let s = if s > zero { s } else { zero };
+                if self.code == 1 {
+                    s.sqrt()
+                } else {
+                    s
+                }
+            }
+            2 => a.iter().zip(b).fold(zero, |s, (&p, &q)| s + (p - q).abs()),
+            5 => a.iter().zip(b).fold(zero, |s, (&p, &q)| {
+                let v = (p - q).abs();
+                if v > s {
+                    v
+                } else {
+                    s
+                }
+            }),
+            _ => {
+                let (mut dot, mut na, mut nb) = (zero, zero, zero);
+                for (&p, &q) in a.iter().zip(b) {
+                    dot += p * q;
+                    na += p * p;
+                    nb += q * q;
+                }
+                if na == zero && nb == zero {
+                    return zero;
+                }
+                if na == zero || nb == zero {
+                    return F::one();
+                }
+                let c = dot / (na.sqrt() * nb.sqrt());
+                let v = F::one() - c;
+                let two = F::one() + F::one();
+                if v < zero {
+                    zero
+                } else if v > two {
+                    two
+                } else {
+                    v
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kmedoids::KMedoids;
+    use crate::{CpuBackend, DenseMatrix, Fit, MetricKind};
+    use rand::{rngs::StdRng, Rng, SeedableRng};
+
+    /// The host twin of the device's arithmetic gives the metrics' values (to rounding),
+    /// exactly symmetric with a zero diagonal, and refuses the metrics it cannot reproduce;
+    /// FasterPAM on it takes the same swaps as on the CPU backend's matrix (no device needed).
+    #[test]
+    fn device_exact_matches_the_metrics() {
+        let mut rng = StdRng::seed_from_u64(3);
+        let x = ndarray::Array2::<f64>::from_shape_fn((120, 5), |(i, _)| {
+            (i % 4) as f64 * 4.0 + rng.random_range(-1.0..1.0)
+        });
+        for metric in [
+            MetricKind::SqEuclidean,
+            MetricKind::Euclidean,
+            MetricKind::Manhattan,
+            MetricKind::Minkowski(f64::INFINITY),
+            MetricKind::Cosine,
+        ] {
+            let exact = DeviceExact::new(x.view(), &metric).expect("a basic metric");
+            let dense = DenseMatrix::from_points(x.view(), &metric, &CpuBackend::default()).unwrap();
+            for i in 0..120 {
+                assert_eq!(exact.get(i, i), 0.0);
+                for j in 0..120 {
+                    assert_eq!(exact.get(i, j), exact.get(j, i), "{metric} symmetric");
+                    let (p, q) = (exact.get(i, j), dense.get(i, j));
+                    assert!(
+                        (p - q).abs() <= 1e-9 * q.abs().max(1e-6),
+                        "{metric} ({i}, {j}): {p} vs {q}"
+                    );
+                }
+            }
+            let on_exact = KMedoids::fasterpam(4).seed(1).fit(&exact).unwrap();
+            let on_dense = KMedoids::fasterpam(4).seed(1).fit(&dense).unwrap();
+            assert_eq!(on_exact.medoids, on_dense.medoids, "{metric}");
+        }
+        assert!(DeviceExact::new(x.view(), &MetricKind::Minkowski(3.0)).is_none());
+        assert!(DeviceExact::new(x.view(), &MetricKind::Haversine).is_none());
     }
 }

@@ -213,6 +213,24 @@ fn fit<F: Scalar + KValue<Loss = f64>>(method: &str, algo: Algo, a: &Args) -> Cl
                 let otf = OnTheFly::new(x.view(), metric).map_err(prefixed)?;
                 let (model, fit_s, sil) = fit_on(&algo, &otf, progress, a.silhouette, backend)?;
                 (model, Some(x.ncols()), 0.0, fit_s, sil)
+            } else if let (Algo::Swap(p), "cuda") = (&algo, backend.name()) {
+                // The swap methods on the GPU from the points (no n × n matrix on the host where
+                // the metric allows; the distances are part of the fit).
+                let t1 = Instant::now();
+                let model = p
+                    .clone()
+                    .progress(progress)
+                    .backend(backend.clone())
+                    .fit_points(x.view(), &metric)
+                    .map_err(prefixed)?;
+                let fit_s = secs(t1);
+                let sil = if a.silhouette {
+                    let otf = OnTheFly::new(x.view(), metric).map_err(prefixed)?;
+                    Some((model.silhouette(&otf)?, model.medoid_silhouette(&otf)?))
+                } else {
+                    None
+                };
+                (model, Some(x.ncols()), 0.0, fit_s, sil)
             } else {
                 let dm = DenseMatrix::from_points(x.view(), &metric, backend).map_err(prefixed)?;
                 let dist_s = secs(t0);
