@@ -3,6 +3,7 @@
 // the weights in double.
 //
 // rff_map:            z[i][f] = scale * cos(sum_c x[i][c] * omega[f][c] + offset[f])
+// rff_epilogue:       the same after cuBLAS's GEMM: z[i][f] = scale * cos(z[i][f] + offset[f])
 // power_distances:    (one warp per row) d[i][j] = max(|z_i|^2 + |c_j|^2 - 2 z_i.c_j, 0)
 // power_weights:      (one warp per row) the MM weights of each row (power_weights in power.rs), its power mean
 //                     and hardness (largest weight's share)
@@ -24,6 +25,14 @@ __device__ void rff_map(const T *__restrict__ x, const T *__restrict__ omega,
     T acc = 0;
     for (int c = 0; c < d; ++c) acc += xi[c] * of[c];
     z[t] = (T)cos((double)acc + (double)offset[f]) * scale;
+}
+
+template <typename T>
+__device__ void rff_epilogue(T *__restrict__ z, const T *__restrict__ offset, long long total, int nf,
+                             T scale) {
+    long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= total) return;
+    z[t] = (T)cos((double)z[t] + (double)offset[t % nf]) * scale;
 }
 
 // One warp per row: the lanes stride over the coordinates (coalesced reads of z) and add
@@ -123,6 +132,10 @@ __device__ void power_block_sums(const T *__restrict__ z, const double *__restri
     extern "C" __global__ void rff_map_##S(const T *x, const T *omega, const T *offset, T *z,   \
                                            int n, int d, int nf, T scale) {                     \
         rff_map<T>(x, omega, offset, z, n, d, nf, scale);                                       \
+    }                                                                                           \
+    extern "C" __global__ void rff_epilogue_##S(T *z, const T *offset, long long total, int nf, \
+                                                T scale) {                                      \
+        rff_epilogue<T>(z, offset, total, nf, scale);                                           \
     }                                                                                           \
     extern "C" __global__ void power_distances_##S(const T *z, const double *norms,             \
                                                    const T *centers, const double *center_norms, \

@@ -9,7 +9,8 @@
 //! - nearest-centre assignment, 1,000,000 × 32 f32, k = 100;
 //! - FasterPAM, n = 20,000 and 50,000 (`--pam-n`), d = 16, k = 100, end to end from the
 //!   points (`KMedoids::fit_points`): on the CPU the distance matrix then the swap phase; on
-//!   CUDA the dissimilarities and the candidate scans on the device.
+//!   CUDA the dissimilarities and the candidate scans on the device;
+//! - RFF-KPKM on 1,000,000 × 16 points (`--rff-n`), D = 256, k = 10, 50 iterations.
 //!
 //! `--cpu-only` runs the CPU half of the FasterPAM rows alone (on a machine without a GPU,
 //! for the acceptance's 2-core baseline on the same data). `--write-ptx FILE [--arch 90]`
@@ -19,8 +20,9 @@
 //!     cargo run --release --features cuda --example cuda_bench [-- --n 50000 --pam-n 20000,50000]
 
 use clustr::backend::cuda::{compile_kernels, CudaBackend};
+use clustr::kernel::{RffKpkm, Schedule};
 use clustr::kmedoids::KMedoids;
-use clustr::{AnyBackend, Backend, CpuBackend, MetricKind};
+use clustr::{AnyBackend, Backend, Clustering, CpuBackend, Fit, MetricKind};
 use ndarray::Array2;
 use rand::{rngs::StdRng, Rng, SeedableRng};
 use std::time::Instant;
@@ -166,5 +168,25 @@ fn main() -> clustr::Result<()> {
             g.loss
         );
     }
+
+    let rff_n: usize = arg("--rff-n").map_or(1_000_000, |v| v.parse().expect("a number"));
+    let x = blobs(rff_n, 16, 10, 5);
+    let params = RffKpkm::new(10).n_features(256).seed(0).schedule(Schedule {
+        max_iter: 50,
+        ..Schedule::default()
+    });
+    let t = Instant::now();
+    let c = params.clone().fit(&x.view())?;
+    let t_cpu = t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    let g = params.backend(AnyBackend::Cuda(gpu)).fit(&x.view())?;
+    let t_gpu = t.elapsed().as_secs_f64();
+    let same = c.labels().iter().zip(g.labels()).filter(|(p, q)| p == q).count();
+    println!(
+        "| RFF-KPKM {rff_n} × 16, D = 256, k = 10, 50 iterations, f32 | {t_cpu:.2} s | {t_gpu:.2} s | {:.1}× | {same} of {rff_n} labels equal; objective {:.6e} vs {:.6e} |",
+        t_cpu / t_gpu,
+        c.loss().unwrap_or(f64::NAN),
+        g.loss().unwrap_or(f64::NAN)
+    );
     Ok(())
 }

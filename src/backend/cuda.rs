@@ -328,7 +328,9 @@ impl CudaBackend {
         let f = self.function(&format!("pairwise_{suffix}"))?;
         let s = &self.stream;
         let y_dev = s.clone_htod(y).map_err(device_error)?;
-        let rows = (self.block_bytes / (ny * std::mem::size_of::<T>())).clamp(1, nx);
+        // (at most 65,535 thread blocks down the grid)
+        let rows =
+            (self.block_bytes / (ny * std::mem::size_of::<T>())).clamp(1, nx.min(65_535 * TILE as usize));
         let mut out_dev = s.alloc_zeros::<T>(rows * ny).map_err(device_error)?;
         for start in (0..nx).step_by(rows) {
             let nb = rows.min(nx - start);
@@ -722,6 +724,8 @@ mod tests {
                 "swap_gains_f64",
                 "rff_map_f32",
                 "rff_map_f64",
+                "rff_epilogue_f32",
+                "rff_epilogue_f64",
                 "power_weights_f32",
                 "power_weights_f64",
                 "power_block_sums_f32",

@@ -9,7 +9,7 @@
 //! centroids, as [`crate::kernel::power`]'s CPU iteration does. Rounding differs from the
 //! CPU's (the weighted sums are accumulated in double here, in the points' type there).
 
-use super::{cast, device_error, CudaBackend, DeviceFloat};
+use super::{cast, cublas_present, device_error, CudaBackend, DeviceFloat};
 use crate::comm::{fetch_rows, reproducible_sum, Communicator, Partition, ROW_GRANULE};
 use crate::error::{Error, Result};
 use crate::kernel::power::{move_to_means, Space, Step};
@@ -70,6 +70,8 @@ impl CudaBackend {
     }
 
     /// [`Self::rff_map`] with `F` = `T`, the rows in blocks of at most `block_bytes` of output.
+    /// With cuBLAS, `x Ωᵀ` by GEMM then the bias and cosine by an epilogue kernel in place;
+    /// without it, one kernel computes each feature's dot product directly.
     fn rff_map_typed<F: Scalar, T: DeviceFloat>(
         &self,
         suffix: &str,
@@ -78,14 +80,25 @@ impl CudaBackend {
         offset: &[F],
         scale: F,
         z: &mut [F],
-    ) -> Result<()> {
+    ) -> Result<()>
+    where
+        cudarc::cublas::CudaBlas: cudarc::cublas::Gemm<T>,
+    {
+        use cudarc::cublas::{sys::cublasOperation_t, CudaBlas, Gemm, GemmConfig};
         let (n, d, nf) = (x.nrows(), x.ncols(), omega.nrows());
         let x: &[T] = same(x.as_slice().expect("standard layout"))?;
         let omega: &[T] = same(omega.as_slice().expect("standard layout"))?;
         let (offset, scale): (&[T], T) = (same(offset)?, same_value(scale)?);
         let z: &mut [T] = same_mut(z)?;
-        let f = self.function(&format!("rff_map_{suffix}"))?;
         let s = &self.stream;
+        let blas = match cublas_present() && d > 0 {
+            true => Some(CudaBlas::new(s.clone()).map_err(device_error)?),
+            false => None,
+        };
+        let f = match blas {
+            Some(_) => self.function(&format!("rff_epilogue_{suffix}"))?,
+            None => self.function(&format!("rff_map_{suffix}"))?,
+        };
         let omega = s.clone_htod(omega).map_err(device_error)?;
         let offset = s.clone_htod(offset).map_err(device_error)?;
         let rows = (self.block_bytes / (nf * size_of::<T>())).clamp(1, n);
@@ -98,17 +111,42 @@ impl CudaBackend {
                 .map_err(device_error)?;
             let nb_i = nb as i32;
             let mut launch = s.launch_builder(&f);
-            launch
-                .arg(&x_dev)
-                .arg(&omega)
-                .arg(&offset)
-                .arg(&mut z_dev)
-                .arg(&nb_i)
-                .arg(&d_i)
-                .arg(&nf_i)
-                .arg(&scale);
-            // SAFETY: the arguments match the kernel's signature; x holds nb × d values, omega
-            // nf × d, offset nf, z nb × nf (at least).
+            let total = (nb * nf) as i64;
+            if let Some(blas) = &blas {
+                // Row-major z (nb × nf) = x · Ωᵀ is column-major zᵀ = Ωᵀᵀ · x (see SqGemm).
+                let cfg = GemmConfig {
+                    transa: cublasOperation_t::CUBLAS_OP_T,
+                    transb: cublasOperation_t::CUBLAS_OP_N,
+                    m: nf_i,
+                    n: nb_i,
+                    k: d_i,
+                    alpha: T::from_f64(1.0),
+                    lda: d_i,
+                    ldb: d_i,
+                    beta: T::from_f64(0.0),
+                    ldc: nf_i,
+                };
+                // SAFETY: omega holds nf × d values, x_dev nb × d, z_dev at least nb × nf.
+                unsafe { blas.gemm(cfg, &omega, &x_dev, &mut z_dev) }.map_err(device_error)?;
+                launch
+                    .arg(&mut z_dev)
+                    .arg(&offset)
+                    .arg(&total)
+                    .arg(&nf_i)
+                    .arg(&scale);
+            } else {
+                launch
+                    .arg(&x_dev)
+                    .arg(&omega)
+                    .arg(&offset)
+                    .arg(&mut z_dev)
+                    .arg(&nb_i)
+                    .arg(&d_i)
+                    .arg(&nf_i)
+                    .arg(&scale);
+            }
+            // SAFETY: the arguments match the kernels' signatures (rff_epilogue, rff_map); x
+            // holds nb × d values, omega nf × d, offset nf, z nb × nf (at least).
             unsafe { launch.launch(launch_1d(nb * nf)) }.map_err(device_error)?;
             s.memcpy_dtoh(&z_dev.slice(..nb * nf), &mut z[start * nf..(start + nb) * nf])
                 .map_err(device_error)?;
