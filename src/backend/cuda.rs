@@ -515,7 +515,10 @@ impl CudaBackend {
     where
         T: DeviceFloat,
     {
-        let (n, k) = (x.len() / d, centres.len() / d);
+        let (n, k) = (x.len() / d.max(1), centres.len() / d.max(1));
+        if n == 0 {
+            return Ok(Default::default());
+        }
         let f = self.function(&format!("nearest_two_{suffix}"))?;
         let s = &self.stream;
         let x_dev = s.clone_htod(x).map_err(device_error)?;

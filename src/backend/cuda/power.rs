@@ -245,9 +245,18 @@ impl<'a, F: Scalar, T: DeviceFloat> Points<'a, F, T> {
             distances: b.function(&format!("power_distances_{suffix}"))?,
             n,
             dim,
-            z: s.clone_htod(same::<F, T>(x.as_slice().expect("standard"))?)
-                .map_err(device_error)?,
-            norms: s.clone_htod(&norms).map_err(device_error)?,
+            // (a process of a distributed run may hold no rows: one element keeps the
+            // allocations valid; no kernel runs then)
+            z: match n {
+                0 => s.alloc_zeros::<T>(1),
+                _ => s.clone_htod(same::<F, T>(x.as_slice().expect("standard"))?),
+            }
+            .map_err(device_error)?,
+            norms: match n {
+                0 => s.alloc_zeros::<f64>(1),
+                _ => s.clone_htod(&norms),
+            }
+            .map_err(device_error)?,
             w: alloc(n * k)?,
             objective: alloc(n)?,
             hard: alloc(n)?,
