@@ -236,9 +236,26 @@ pub struct CudaBackend {
     /// k ≤ 4096 and dense f32/f64 matrices, power k-means' k ≤ 64), the CPU runs it instead of
     /// an error.
     pub auto: bool,
+    /// The cuBLAS handle on `stream`, created on first use.
+    blas: Arc<std::sync::OnceLock<std::result::Result<Arc<cudarc::cublas::CudaBlas>, String>>>,
 }
 
 impl CudaBackend {
+    /// The cuBLAS handle on this backend's stream (created once); an error without libcublas.
+    pub(crate) fn blas(&self) -> Result<Arc<cudarc::cublas::CudaBlas>> {
+        if !cublas_present() {
+            return Err(Error::Unsupported("cuBLAS (libcublas) was not found".into()));
+        }
+        self.blas
+            .get_or_init(|| {
+                cudarc::cublas::CudaBlas::new(self.stream.clone())
+                    .map(Arc::new)
+                    .map_err(|e| e.to_string())
+            })
+            .clone()
+            .map_err(Error::Device)
+    }
+
     /// `Ok(None)` for an unsupported request when the backend was chosen automatically (the
     /// caller then runs on the CPU), else `r`.
     pub(crate) fn or_cpu<T>(&self, r: Result<T>) -> Result<Option<T>> {
@@ -301,6 +318,7 @@ impl CudaBackend {
             block_bytes: 512 << 20,
             resident_bytes: usize::MAX,
             auto: false,
+            blas: Arc::default(),
         })
     }
 
@@ -420,14 +438,14 @@ impl CudaBackend {
         T: DeviceFloat,
         cudarc::cublas::CudaBlas: cudarc::cublas::Gemm<T>,
     {
-        use cudarc::cublas::{sys::cublasOperation_t, CudaBlas, Gemm, GemmConfig};
+        use cudarc::cublas::{sys::cublasOperation_t, Gemm, GemmConfig};
         let (n_x, n_y) = (nx.len(), ny.len());
         if n_x == 0 || n_y == 0 {
             return Ok(());
         }
         let f = self.function(&format!("sq_epilogue_{suffix}"))?;
         let s = &self.stream;
-        let blas = CudaBlas::new(s.clone()).map_err(device_error)?;
+        let blas = self.blas()?;
         let (yc_dev, ny_dev) = (
             s.clone_htod(yc).map_err(device_error)?,
             s.clone_htod(ny).map_err(device_error)?,
@@ -664,12 +682,9 @@ impl CudaBackend {
     /// The device's measured cuBLAS SGEMM throughput on n × n matrices, in GFLOP/s (best
     /// of three after a warm-up): the yardstick of the distance kernels.
     pub fn sgemm_gflops(&self, n: usize) -> Result<f64> {
-        use cudarc::cublas::{sys::cublasOperation_t, CudaBlas, Gemm, GemmConfig};
-        if !cublas_present() {
-            return Err(Error::Unsupported("cuBLAS (libcublas) was not found".into()));
-        }
+        use cudarc::cublas::{sys::cublasOperation_t, Gemm, GemmConfig};
         let s = &self.stream;
-        let blas = CudaBlas::new(s.clone()).map_err(device_error)?;
+        let blas = self.blas()?;
         let a = s.clone_htod(&vec![1.0f32; n * n]).map_err(device_error)?;
         let b = s.clone_htod(&vec![0.5f32; n * n]).map_err(device_error)?;
         let mut c = s.alloc_zeros::<f32>(n * n).map_err(device_error)?;

@@ -84,7 +84,7 @@ impl CudaBackend {
     where
         cudarc::cublas::CudaBlas: cudarc::cublas::Gemm<T>,
     {
-        use cudarc::cublas::{sys::cublasOperation_t, CudaBlas, Gemm, GemmConfig};
+        use cudarc::cublas::{sys::cublasOperation_t, Gemm, GemmConfig};
         let (n, d, nf) = (x.nrows(), x.ncols(), omega.nrows());
         let x: &[T] = same(x.as_slice().expect("standard layout"))?;
         let omega: &[T] = same(omega.as_slice().expect("standard layout"))?;
@@ -92,7 +92,7 @@ impl CudaBackend {
         let z: &mut [T] = same_mut(z)?;
         let s = &self.stream;
         let blas = match cublas_present() && d > 0 {
-            true => Some(CudaBlas::new(s.clone()).map_err(device_error)?),
+            true => Some(self.blas()?),
             false => None,
         };
         let f = match blas {
