@@ -89,6 +89,17 @@ fn check<F: Scalar>(gpu: &CudaBackend, tol: f64) {
 fn cuda_equals_cpu_in_f64() {
     if let Some(gpu) = device() {
         check::<f64>(&gpu, 1e-12);
+        // Column-major points give the same distances (GEMM form included).
+        let x = points::<f64>(57, 9, 3);
+        let fortran = x.t().as_standard_layout().into_owned().reversed_axes();
+        assert!(!fortran.is_standard_layout());
+        for metric in [MetricKind::SqEuclidean, MetricKind::Manhattan] {
+            let (mut a, mut b) = (Array2::<f64>::zeros((57, 57)), Array2::<f64>::zeros((57, 57)));
+            gpu.pairwise(x.view(), x.view(), &metric, a.view_mut()).unwrap();
+            gpu.pairwise(fortran.view(), fortran.view(), &metric, b.view_mut())
+                .unwrap();
+            assert_eq!(a, b, "{metric}");
+        }
     }
 }
 

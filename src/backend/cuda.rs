@@ -159,7 +159,7 @@ impl<F: Scalar> SqGemm<F> {
             })
             .collect();
         let centred = |a: ArrayView2<F>| {
-            let mut c = a.to_owned();
+            let mut c = a.as_standard_layout().into_owned();
             for mut row in c.rows_mut() {
                 row.iter_mut().zip(&mu).for_each(|(v, &m)| *v -= m);
             }
