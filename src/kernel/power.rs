@@ -354,6 +354,29 @@ pub(crate) fn move_to_means<F: Scalar>(
     (moved, norm)
 }
 
+/// Ends an iteration from its per-block partial sums (each `[Σwx (k × dim), Σw (k),
+/// objective, hardness]`): sums the blocks of all processes (the same bits for any process
+/// count) and moves the centroids.
+pub(crate) fn step_from_blocks<F: Scalar>(
+    centers: &mut Array2<F>,
+    parts: &[Vec<f64>],
+    part: Partition,
+    comm: &dyn Communicator,
+) -> Step {
+    let (k, dim) = centers.dim();
+    let mut all = crate::comm::reproducible_sum(parts, k * dim + k + 2, comm);
+    let (objective, hard) = (all[k * dim + k], all[k * dim + k + 1]);
+    let totals = all.split_off(k * dim);
+    let sums = Array2::from_shape_vec((k, dim), all).expect("k × dim sums");
+    let (moved, norm) = move_to_means(centers, &sums, &totals);
+    Step {
+        objective,
+        moved,
+        norm,
+        hardness: hard / part.n_global as f64,
+    }
+}
+
 /// Centroids as explicit vectors in the data's (or the features') space; `x` is this
 /// process's slice of the rows.
 pub(crate) struct Features<'a, F: Scalar> {
@@ -403,7 +426,7 @@ impl<F: Scalar> Space for Features<'_, F> {
     /// Distances, weights and weighted sums block by block in one pass over the rows (the
     /// rows are read once per iteration instead of twice; the pass is memory-bound).
     fn step(&mut self, s: f64) -> Result<Step> {
-        let (n, dim) = self.x.dim();
+        let n = self.x.nrows();
         let k = self.centers.nrows();
         let center_norms: Vec<f64> = self
             .centers
@@ -441,18 +464,7 @@ impl<F: Scalar> Space for Features<'_, F> {
                 part
             })
             .collect();
-        // Summed over the blocks of all processes: the same bits for any process count.
-        let mut all = crate::comm::reproducible_sum(&parts, k * dim + k + 2, self.comm);
-        let (objective, hard) = (all[k * dim + k], all[k * dim + k + 1]);
-        let totals = all.split_off(k * dim);
-        let sums = Array2::from_shape_vec((k, dim), all).expect("k × dim sums");
-        let (moved, norm) = move_to_means(&mut self.centers, &sums, &totals);
-        Ok(Step {
-            objective,
-            moved,
-            norm,
-            hardness: hard / self.part.n_global as f64,
-        })
+        Ok(step_from_blocks(&mut self.centers, &parts, self.part, self.comm))
     }
 
     fn comm(&self) -> &dyn Communicator {

@@ -10,9 +10,9 @@
 //! CPU's (the weighted sums are accumulated in double here, in the points' type there).
 
 use super::{cast, cublas_present, device_error, CudaBackend, DeviceFloat};
-use crate::comm::{fetch_rows, reproducible_sum, Communicator, Partition, ROW_GRANULE};
+use crate::comm::{fetch_rows, Communicator, Partition, ROW_GRANULE};
 use crate::error::{Error, Result};
-use crate::kernel::power::{move_to_means, Space, Step};
+use crate::kernel::power::{step_from_blocks, Space, Step};
 use crate::scalar::Scalar;
 use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
 use ndarray::{Array2, ArrayView2};
@@ -363,18 +363,7 @@ impl<F: Scalar, T: DeviceFloat> Space for Points<'_, F, T> {
             s.synchronize().map_err(device_error)?;
             parts.extend(host.chunks(width).map(<[f64]>::to_vec));
         }
-        // Summed over the blocks of all processes, as on the CPU.
-        let mut all = reproducible_sum(&parts, width, self.comm);
-        let (objective, hard) = (all[k * dim + k], all[k * dim + k + 1]);
-        let totals = all.split_off(k * dim);
-        let sums = Array2::from_shape_vec((k, dim), all).expect("k × dim sums");
-        let (moved, norm) = move_to_means(&mut self.centers, &sums, &totals);
-        Ok(Step {
-            objective,
-            moved,
-            norm,
-            hardness: hard / self.part.n_global as f64,
-        })
+        Ok(step_from_blocks(&mut self.centers, &parts, self.part, self.comm))
     }
 
     fn comm(&self) -> &dyn Communicator {
