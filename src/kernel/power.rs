@@ -354,6 +354,17 @@ pub(crate) fn move_to_means<F: Scalar>(
     (moved, norm)
 }
 
+/// ‖xᵢ‖² of every row (standard layout), in f64 from `F`'s dot product.
+pub(crate) fn row_sq_norms<F: Scalar>(x: ArrayView2<F>) -> Vec<f64> {
+    x.rows()
+        .into_iter()
+        .map(|r| {
+            let r = r.to_slice().expect("standard layout");
+            F::dot(r, r).to_f64_exact()
+        })
+        .collect()
+}
+
 /// Ends an iteration from its per-block partial sums (each `[Σwx (k × dim), Σw (k),
 /// objective, hardness]`): sums the blocks of all processes (the same bits for any process
 /// count) and moves the centroids.
@@ -392,14 +403,7 @@ pub(crate) struct Features<'a, F: Scalar> {
 impl<'a, F: Scalar> Features<'a, F> {
     /// Centroids at rows `seeds` (global indices).
     pub fn new(x: ArrayView2<'a, F>, seeds: &[usize], part: Partition, comm: &'a dyn Communicator) -> Self {
-        let norms = x
-            .rows()
-            .into_iter()
-            .map(|r| {
-                let r = r.to_slice().expect("standard layout");
-                F::dot(r, r).to_f64_exact()
-            })
-            .collect();
+        let norms = row_sq_norms(x);
         Features {
             x,
             centers: fetch_rows(x, part, seeds, comm),

@@ -12,7 +12,7 @@
 use super::{cast, cublas_present, device_error, CudaBackend, DeviceFloat};
 use crate::comm::{fetch_rows, Communicator, Partition, ROW_GRANULE};
 use crate::error::{Error, Result};
-use crate::kernel::power::{step_from_blocks, Space, Step};
+use crate::kernel::power::{row_sq_norms, step_from_blocks, Space, Step};
 use crate::scalar::Scalar;
 use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
 use ndarray::{Array2, ArrayView2};
@@ -230,14 +230,7 @@ impl<'a, F: Scalar, T: DeviceFloat> Points<'a, F, T> {
         let (n, dim) = x.dim();
         let k = seeds.len();
         let s = b.stream.clone();
-        let norms: Vec<f64> = x
-            .rows()
-            .into_iter()
-            .map(|r| {
-                let r = r.to_slice().expect("standard layout");
-                F::dot(r, r).to_f64_exact()
-            })
-            .collect();
+        let norms = row_sq_norms(x.view());
         let alloc = |len: usize| s.alloc_zeros::<f64>(len.max(1)).map_err(device_error);
         Ok(Points {
             weights: b.function(&format!("power_weights_{suffix}"))?,
