@@ -81,6 +81,19 @@ fn shuffled(name: &str, data: Array2<f64>, target: Vec<i64>, rng: &mut StdRng) -
     }
 }
 
+/// Refuses generated values that overflowed (a spread such as `cluster_std = 1e308`), naming
+/// the parameter: a data set is always finite, as clustr's own readers require.
+fn check_generated(data: &Array2<f64>, name: &'static str, v: f64) -> Result<()> {
+    if data.iter().all(|x| x.is_finite()) {
+        return Ok(());
+    }
+    Err(Error::param(
+        name,
+        format!("{v:e}"),
+        "the generated values overflow float64; give a smaller value",
+    ))
+}
+
 fn check_positive(name: &'static str, v: f64) -> Result<()> {
     if !(v.is_finite() && v >= 0.0) {
         return Err(Error::param(name, v, "must be finite and non-negative"));
@@ -230,6 +243,8 @@ impl Blobs {
                 row += 1;
             }
         }
+        let widest = self.cluster_std.iter().copied().fold(0.0, f64::max);
+        check_generated(&data, "cluster_std", widest)?;
         Ok(if self.shuffle {
             shuffled("blobs", data, target, &mut rng)
         } else {
@@ -281,7 +296,9 @@ pub fn moons(n: usize, noise: f64, seed: u64) -> Result<Dataset> {
         .collect();
     pts.extend(linspace(0.0, std::f64::consts::PI, n_in, true).map(|t| [1.0 - t.cos(), 1.0 - t.sin() - 0.5]));
     let target = (0..n).map(|i| i64::from(i >= n_out)).collect();
-    Ok(shuffled("moons", noisy(&pts, noise, &mut rng), target, &mut rng))
+    let data = noisy(&pts, noise, &mut rng);
+    check_generated(&data, "noise", noise)?;
+    Ok(shuffled("moons", data, target, &mut rng))
 }
 
 /// A small circle inside a large one (scikit-learn's `make_circles`), `factor` = inner/outer
@@ -301,12 +318,9 @@ pub fn circles(n: usize, noise: f64, factor: f64, seed: u64) -> Result<Dataset> 
         .collect();
     pts.extend(linspace(0.0, tau, n_in, false).map(|t| [factor * t.cos(), factor * t.sin()]));
     let target = (0..n).map(|i| i64::from(i >= n_out)).collect();
-    Ok(shuffled(
-        "circles",
-        noisy(&pts, noise, &mut rng),
-        target,
-        &mut rng,
-    ))
+    let data = noisy(&pts, noise, &mut rng);
+    check_generated(&data, "noise", noise)?;
+    Ok(shuffled("circles", data, target, &mut rng))
 }
 
 fn noisy(pts: &[[f64; 2]], noise: f64, rng: &mut StdRng) -> Array2<f64> {

@@ -7,7 +7,7 @@
 //! (i, j) with i > j at index i(i−1)/2 + j.
 
 use crate::backend::Backend;
-use crate::data::validate::{check_dissimilarity_matrix, check_points, SYMMETRY_TOL};
+use crate::data::validate::{check_dissimilarity_matrix, check_metric_magnitude, check_points, SYMMETRY_TOL};
 use crate::error::{Error, Result};
 use crate::metric::Metric;
 use crate::scalar::Scalar;
@@ -78,6 +78,7 @@ impl<F: Scalar> DenseMatrix<'static, F> {
         backend: &B,
     ) -> Result<Self> {
         check_points(points)?;
+        check_metric_magnitude(points, metric)?;
         let n = points.nrows();
         crate::memory::check(
             || format!("a {n} x {n} {} distance matrix", F::DTYPE),
@@ -218,6 +219,7 @@ impl<'a, F: Scalar, M: Metric> OnTheFly<'a, F, M> {
     pub fn new(points: ArrayView2<'a, F>, metric: M) -> Result<Self> {
         check_points(points)?;
         metric.check_dim(points.ncols())?;
+        check_metric_magnitude(points, &metric)?;
         // Rows must be contiguous slices for the metric; copy only a non-standard layout.
         Ok(OnTheFly {
             points: crate::data::standard_layout(points),

@@ -112,6 +112,13 @@ pub enum Error {
         /// What to use instead.
         hint: String,
     },
+    /// Finite input values too large (or too spread) for the algorithm's arithmetic: the
+    /// message names the column, its values and the range the algorithm can take.
+    #[error("{0}")]
+    OutOfRange(String),
+    /// An output that would replace an input or another output, or that is not a file.
+    #[error("{0}")]
+    OutputConflict(String),
     /// A request this build or this data cannot serve (e.g. an unknown name).
     #[error("{0}")]
     Unsupported(String),
@@ -131,7 +138,7 @@ fn location(line: Option<usize>, col: Option<usize>) -> String {
 
 /// Formats a byte count with a binary unit, e.g. `1.5 GiB`.
 pub fn human_bytes(b: u64) -> String {
-    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    const UNITS: [&str; 7] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
     let mut v = b as f64;
     let mut u = 0;
     while v >= 1024.0 && u + 1 < UNITS.len() {

@@ -67,8 +67,14 @@ pub trait Predict<Input: ?Sized> {
 pub trait Clustering {
     /// Cluster label of each point (−1 = noise, see [`crate::NOISE`]).
     fn labels(&self) -> &[i64];
-    /// Number of clusters found (noise excluded).
-    fn n_clusters(&self) -> usize;
+    /// Number of clusters found: the distinct labels in use, noise excluded (with fewer
+    /// distinct points than k, a method may leave clusters empty; they are not counted).
+    fn n_clusters(&self) -> usize {
+        let mut used: Vec<i64> = self.labels().iter().copied().filter(|&l| l >= 0).collect();
+        used.sort_unstable();
+        used.dedup();
+        used.len()
+    }
     /// The algorithm's objective at the end (`None` where it has none).
     fn loss(&self) -> Option<f64>;
     /// Iterations run.

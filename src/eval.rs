@@ -7,7 +7,7 @@
 //!
 //! Labels are any integers; −1 (noise) is treated as one more label, as scikit-learn does.
 
-use crate::data::validate::{check_points, check_same_len};
+use crate::data::validate::{check_extents, check_points, check_same_len, column_extents, Arithmetic};
 use crate::dissim::Dissimilarity;
 use crate::error::{Error, Result};
 use crate::metric::{Metric, MetricKind};
@@ -301,6 +301,8 @@ impl Clusters {
         check_points(x)?;
         let n = x.nrows();
         check_same_len("labels vs data rows", n, labels.len())?;
+        let what = "the Calinski–Harabasz and Davies–Bouldin indices";
+        check_extents::<f64>(&column_extents(x), n, Arithmetic::SQUARES, what)?;
         let (ids, k) = encode(labels);
         check_label_count(k, n)?;
         let mut c = Array2::<f64>::zeros((k, x.ncols()));

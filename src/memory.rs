@@ -96,8 +96,15 @@ pub fn product(terms: &[usize]) -> u64 {
 }
 
 /// Parses a size such as `512M`, `4G`, `1.5GiB`, `100000` (bytes); K/M/G/T are powers of 1024.
+/// A size of 2^64 bytes or more is refused, whichever way it is written.
 pub fn parse_size(s: &str) -> Result<u64> {
-    let bad = || Error::param("max-memory", s, "a size such as 512M, 4G or 1.5GiB");
+    let bad = || {
+        Error::param(
+            "max-memory",
+            s,
+            "a size from 1 byte to 16 EiB less one byte, such as 512M, 4G or 1.5GiB",
+        )
+    };
     let t = s.trim();
     let split = t
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
@@ -112,8 +119,16 @@ pub fn parse_size(s: &str) -> Result<u64> {
         "t" | "tb" | "tib" => 40,
         _ => return Err(bad()),
     };
+    // Whole numbers exactly (a float would round 2^64 down to u64::MAX and accept it).
+    if let Ok(whole) = num.parse::<u64>() {
+        return whole
+            .checked_mul(1u64 << shift)
+            .filter(|&b| b >= 1)
+            .ok_or_else(bad);
+    }
     let bytes = v * (1u64 << shift) as f64;
-    if !bytes.is_finite() || bytes < 1.0 || bytes > u64::MAX as f64 {
+    // 2^64 is the first float above every u64.
+    if !(1.0..18_446_744_073_709_551_616.0).contains(&bytes) {
         return Err(bad());
     }
     Ok(bytes as u64)
@@ -130,7 +145,20 @@ mod tests {
         assert_eq!(parse_size("4G").unwrap(), 4 << 30);
         assert_eq!(parse_size("1.5GiB").unwrap(), 3 << 29);
         assert_eq!(parse_size("2 kb").unwrap(), 2048);
-        for bad in ["", "G", "-1G", "0", "1.2.3M", "4Q", "nan"] {
+        assert_eq!(parse_size("18446744073709551615").unwrap(), u64::MAX);
+        for bad in [
+            "",
+            "G",
+            "-1G",
+            "0",
+            "1.2.3M",
+            "4Q",
+            "nan",
+            "18446744073709551616",
+            "99999999999T",
+            "16384P",
+            "1e30",
+        ] {
             assert!(parse_size(bad).is_err(), "{bad}");
         }
     }

@@ -141,7 +141,11 @@ impl Canvas {
             let mut enc = png::Encoder::new(file, self.width as u32, self.height as u32);
             enc.set_color(png::ColorType::Rgb);
             enc.set_depth(png::BitDepth::Eight);
-            let fail = |e: png::EncodingError| Error::parse(path, None, None, format!("PNG encoding: {e}"));
+            // A failed write (a full disk) is an I/O error, not bad input.
+            let fail = |e: png::EncodingError| match e {
+                png::EncodingError::IoError(io) => Error::io(path, io),
+                e => Error::Unsupported(format!("{}: PNG encoding: {e}", path.display())),
+            };
             let mut w = enc.write_header().map_err(fail)?;
             w.write_image_data(&self.rgb).map_err(fail)?;
             w.finish().map_err(fail)

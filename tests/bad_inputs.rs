@@ -554,7 +554,7 @@ fn every_subcommand_refuses_bad_input_cleanly() {
         (
             "same file twice",
             &["iris", "--out", "o.csv", "--labels-out", "o.csv"],
-            "two outputs",
+            "same file",
         ),
     ];
     for (case, args, needle) in export_cases {

@@ -466,7 +466,13 @@ impl CpuBackend {
                                             cands.push((j, F::sqeuclidean(p, &c_slice[j * d..(j + 1) * d])));
                                         }
                                     }
-                                    pick(cands.iter().copied(), want_second)
+                                    if cands.is_empty() {
+                                        // (only where the form overflowed: no value passed a
+                                        // non-finite limit; the callers refuse such data)
+                                        approx
+                                    } else {
+                                        pick(cands.iter().copied(), want_second)
+                                    }
                                 }
                             };
                             if root {

@@ -1,5 +1,6 @@
-//! Reading delimited text: header auto-detected, delimiter `,` `;` or tab (sniffed from the
-//! first line), an optional label column. Errors name the file, line and column.
+//! Reading delimited text: header auto-detected (a first line of non-numbers only) or forced,
+//! delimiter `,` `;` or tab (sniffed from the first line), an optional label column. Errors
+//! name the file, line and column.
 
 use crate::error::{Error, Result};
 use crate::scalar::Scalar;
@@ -23,8 +24,9 @@ pub enum LabelColumn {
 pub struct CsvOptions {
     /// Field delimiter; sniffed from the first line when `None`.
     pub delimiter: Option<u8>,
-    /// Whether the first line is a header; detected when `None` (a header has a cell that is
-    /// not a number).
+    /// Whether the first line is a header; detected when `None`: a header is a first line
+    /// whose cells are all non-numbers, so a data row with one bad cell is reported as an
+    /// error on its line, never silently dropped as a header.
     pub has_header: Option<bool>,
     /// The label column, if any.
     pub label_column: Option<LabelColumn>,
@@ -92,7 +94,7 @@ pub fn parse_csv<F: Scalar>(bytes: &[u8], source: &Path, opts: &CsvOptions) -> R
     let ncols = first.len();
     let has_header = opts
         .has_header
-        .unwrap_or_else(|| first.iter().any(|c| parse_number(c).is_none()));
+        .unwrap_or_else(|| first.iter().all(|c| parse_number(c).is_none()));
     let header: Option<Vec<String>> = has_header.then(|| first.iter().map(str::to_string).collect());
     let label_idx = match &opts.label_column {
         None => None,
@@ -150,7 +152,20 @@ pub fn parse_csv<F: Scalar>(bytes: &[u8], source: &Path, opts: &CsvOptions) -> R
                 };
                 Error::parse(source, Some(*line), Some(c + 1), what)
             })?;
-            data[[r, j]] = F::from_f64_lossy(v);
+            let converted = F::from_f64_lossy(v);
+            if v.is_finite() && !converted.is_finite() {
+                return Err(Error::parse(
+                    source,
+                    Some(*line),
+                    Some(c + 1),
+                    format!(
+                        "{cell} is beyond the range of {} (±{:.3e}); read it as float64",
+                        F::DTYPE,
+                        F::max_value().to_f64_exact()
+                    ),
+                ));
+            }
+            data[[r, j]] = converted;
             j += 1;
         }
     }

@@ -1,20 +1,21 @@
-//! Data in and out: .npy and .csv matrices, label files, atomic output, and the input checks
-//! every algorithm shares ([`validate`]).
+//! Data in and out: .npy and .csv matrices, label files, output files that never lose data
+//! ([`output`]), and the input checks every algorithm shares ([`validate`]).
 
 pub mod csv;
 pub mod npy;
+pub mod output;
 pub mod shards;
 pub mod validate;
 
 use crate::error::{Error, Result};
 use crate::scalar::Scalar;
 use ndarray::Array2;
-use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::Path;
 
 pub use self::csv::{read_csv, CsvOptions, LabelColumn, Table};
 pub use npy::NpyFile;
+pub use output::{atomic_write, check_writable, remove_pending_outputs};
 pub use shards::NpyRows;
 
 /// `v` itself when its rows are contiguous, otherwise a C-order copy (rows must be slices for
@@ -60,10 +61,15 @@ impl FileKind {
 
 /// Reads a data matrix (rows = points) from .npy or delimited text, without validating values.
 pub fn read_matrix<F: Scalar>(path: impl AsRef<Path>) -> Result<Array2<F>> {
+    read_matrix_with(path, &CsvOptions::default())
+}
+
+/// [`read_matrix`] with options for delimited text (such as a forced header).
+pub fn read_matrix_with<F: Scalar>(path: impl AsRef<Path>, csv: &CsvOptions) -> Result<Array2<F>> {
     let path = path.as_ref();
     match FileKind::of(path)? {
         FileKind::Npy => NpyFile::open(path)?.to_array(),
-        FileKind::Csv => Ok(read_csv(path, &CsvOptions::default())?.data),
+        FileKind::Csv => Ok(read_csv(path, csv)?.data),
     }
 }
 
@@ -79,6 +85,8 @@ pub fn read_labels(path: impl AsRef<Path>) -> Result<Vec<i64>> {
         FileKind::Csv => {
             let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
             let text = String::from_utf8_lossy(&bytes);
+            // A UTF-8 byte-order mark (as spreadsheets write) is not part of the first cell.
+            let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
             let mut lines = text
                 .lines()
                 .enumerate()
@@ -151,101 +159,6 @@ pub fn read_labels(path: impl AsRef<Path>) -> Result<Vec<i64>> {
     }
 }
 
-/// Writes to `path` atomically: the content goes to a temporary file in the same folder,
-/// which is renamed over `path` only when `write` succeeds. On failure nothing is left.
-pub fn atomic_write(path: &Path, write: impl FnOnce(&mut File) -> Result<()>) -> Result<()> {
-    let mut tmp = temp_beside(path)?;
-    write(tmp.as_file_mut())?;
-    tmp.persist(path)
-}
-
-/// Whether a file can be created at `path` (its folder exists and is writable), checked by
-/// creating and removing a temporary file beside it; the error names `path`.
-pub fn check_writable(path: &Path) -> Result<()> {
-    temp_beside(path).map(drop)
-}
-
-/// Temporary output files being written, so that an interrupted run can remove them
-/// ([`remove_pending_outputs`]).
-static PENDING: std::sync::Mutex<Vec<std::path::PathBuf>> = std::sync::Mutex::new(Vec::new());
-
-/// Removes every temporary output file still being written: for a Ctrl-C handler, which
-/// then exits, so that an interrupted run leaves no partial output.
-pub fn remove_pending_outputs() {
-    let mut pending = PENDING.lock().unwrap_or_else(|e| e.into_inner());
-    for p in pending.drain(..) {
-        let _ = std::fs::remove_file(p);
-    }
-}
-
-/// A temporary output file, registered in [`PENDING`] from creation until it is persisted
-/// or dropped (which deletes it).
-pub(crate) struct TempOutput {
-    file: Option<tempfile::NamedTempFile>,
-    path: std::path::PathBuf,
-}
-
-impl TempOutput {
-    /// The open file.
-    pub(crate) fn as_file_mut(&mut self) -> &mut File {
-        self.file.as_mut().expect("present until persisted").as_file_mut()
-    }
-
-    /// A second handle on the file.
-    pub(crate) fn reopen(&self) -> std::io::Result<File> {
-        self.file.as_ref().expect("present until persisted").reopen()
-    }
-
-    /// Moves the file into place.
-    pub(crate) fn persist(mut self, path: &Path) -> Result<()> {
-        let file = self.file.take().expect("present until persisted");
-        file.persist(path).map_err(|e| Error::io(path, e.error))?;
-        Ok(())
-    }
-}
-
-impl Drop for TempOutput {
-    fn drop(&mut self) {
-        let mut pending = PENDING.lock().unwrap_or_else(|e| e.into_inner());
-        pending.retain(|p| *p != self.path);
-    }
-}
-
-/// A temporary file in `path`'s folder (so the final rename stays on one file system),
-/// removed when dropped unless persisted.
-pub(crate) fn temp_beside(path: &Path) -> Result<TempOutput> {
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    let mut builder = tempfile::Builder::new();
-    builder.prefix(".clustr-").suffix(".tmp");
-    // Output files get the usual permissions (0666 less the umask), not tempfile's 0600.
-    #[cfg(unix)]
-    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
-    let file = builder.tempfile_in(dir).map_err(|e| {
-        // Name the output the user asked for, not the temporary file.
-        use std::io::ErrorKind::*;
-        let why = match e.kind() {
-            NotFound => "cannot create the file: its folder does not exist".to_string(),
-            NotADirectory => "cannot create the file: part of its folder path is not a folder".into(),
-            PermissionDenied => "cannot create the file: permission denied".into(),
-            ReadOnlyFilesystem => "cannot create the file: read-only file system".into(),
-            other => format!("cannot create the file: {other}"),
-        };
-        Error::io(path, std::io::Error::new(e.kind(), why))
-    })?;
-    let path = file.path().to_path_buf();
-    PENDING
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .push(path.clone());
-    Ok(TempOutput {
-        file: Some(file),
-        path,
-    })
-}
-
 /// Writes labels (−1 = noise) as .npy int32 or as a one-column text file with header `label`.
 pub fn write_labels(path: impl AsRef<Path>, labels: &[i64]) -> Result<()> {
     let path = path.as_ref();
@@ -285,7 +198,11 @@ pub fn write_matrix(path: impl AsRef<Path>, data: ndarray::ArrayView2<f64>, name
         }
         FileKind::Csv => atomic_write(path, |file| {
             let mut w = ::csv::Writer::from_writer(BufWriter::new(file));
-            let to_err = |e: ::csv::Error| Error::parse(path, None, None, e.to_string());
+            // A failed write (a full disk) is an I/O error, not bad input.
+            let to_err = |e: ::csv::Error| match e.into_kind() {
+                ::csv::ErrorKind::Io(io) => Error::io(path, io),
+                kind => Error::Unsupported(format!("{}: {kind:?}", path.display())),
+            };
             if names.len() == data.ncols() {
                 w.write_record(names).map_err(to_err)?;
             } else {

@@ -1,5 +1,6 @@
-//! Reading NumPy `.npy` files (format versions 1–3), memory-mapped so that large files are
-//! read once, in place, and can be streamed by row blocks.
+//! Reading NumPy `.npy` files (format versions 1–3) by positioned reads of row blocks, so that
+//! a file larger than memory can be streamed, and a file truncated while it is read is an I/O
+//! error naming it (a memory map would crash the process with SIGBUS).
 //!
 //! Supported element types: float32, float64, int32, int64, little- or big-endian, in C or
 //! Fortran order. Writing goes through [`NpyWriter`] and [`super::write_labels`].
@@ -51,46 +52,69 @@ pub struct NpyHeader {
     pub data_offset: usize,
 }
 
-/// An open, memory-mapped .npy file.
+/// An open .npy file: its header parsed, its data read on demand by positioned reads.
 pub struct NpyFile {
     path: PathBuf,
     header: NpyHeader,
-    map: Option<memmap2::Mmap>,
+    file: File,
 }
 
+/// Bytes read per piece when elements must be converted (bounds the transient buffer).
+const CONVERT_PIECE: usize = 16 << 20;
+
 impl NpyFile {
-    /// Opens and maps `path`, parsing and checking its header and size.
+    /// Opens `path`, parsing and checking its header and size.
     pub fn open(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref().to_path_buf();
+        // Checked before opening: opening a pipe would wait for a writer.
+        let meta = std::fs::metadata(&path).map_err(|e| Error::io(&path, e))?;
+        if !meta.is_file() {
+            return Err(Error::parse(
+                &path,
+                None,
+                None,
+                "not a regular file (a pipe, device or folder): a .npy input is read at any \
+                 offset, so it must be a file: copy it to one first",
+            ));
+        }
         let file = File::open(&path).map_err(|e| Error::io(&path, e))?;
         let len = file.metadata().map_err(|e| Error::io(&path, e))?.len();
         if len == 0 {
             return Err(Error::parse(&path, None, None, "file is empty"));
         }
-        // SAFETY: the map is read-only; concurrent truncation by another process is the one
-        // hazard of any mmap reader, as with NumPy's own mmap_mode.
-        let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| Error::io(&path, e))?;
-        let header = parse_header(&path, &map)?;
-        let elems: usize = header.shape.iter().product();
-        let needed = header.data_offset as u64 + (elems * header.dtype.size()) as u64;
-        if len < needed {
-            return Err(Error::parse(
-                &path,
-                None,
-                None,
-                format!(
-                    "truncated .npy: shape {:?} needs {} bytes of data, the file has {}",
-                    header.shape,
-                    needed - header.data_offset as u64,
-                    len - header.data_offset as u64
-                ),
-            ));
+        let header = read_header(&path, &file, len)?;
+        let elems = header
+            .shape
+            .iter()
+            .try_fold(1usize, |a, &b| a.checked_mul(b))
+            .and_then(|e| e.checked_mul(header.dtype.size()));
+        let available = len - header.data_offset as u64;
+        match elems {
+            Some(bytes) if bytes as u64 <= available => {}
+            Some(bytes) => {
+                return Err(Error::parse(
+                    &path,
+                    None,
+                    None,
+                    format!(
+                        "truncated .npy: shape {:?} needs {bytes} bytes of data, the file has {available}",
+                        header.shape
+                    ),
+                ))
+            }
+            None => {
+                return Err(Error::parse(
+                    &path,
+                    None,
+                    None,
+                    format!(
+                        "corrupt .npy: shape {:?} would hold more than 2^64 bytes; the file has {available}",
+                        header.shape
+                    ),
+                ))
+            }
         }
-        Ok(NpyFile {
-            path,
-            header,
-            map: Some(map),
-        })
+        Ok(NpyFile { path, header, file })
     }
 
     /// The parsed header.
@@ -112,38 +136,20 @@ impl NpyFile {
         }
     }
 
-    /// Drops the pages holding rows `start..end` (C order) from this process's memory; they are
-    /// read from the file again if touched. Streaming readers call it after each chunk, so a
-    /// file larger than memory is read with a resident set of one chunk.
-    pub fn release_rows(&self, start: usize, end: usize) {
-        let (Some(map), Ok((_, d))) = (self.map.as_ref(), self.dim()) else {
-            return;
-        };
-        if self.header.fortran_order || start >= end {
-            return;
-        }
-        let row_bytes = d * self.header.dtype.size();
-        let page = page_size();
-        // Whole pages inside the byte range only, so neighbouring rows stay mapped.
-        let lo = (self.header.data_offset + start * row_bytes).next_multiple_of(page);
-        let hi = (self.header.data_offset + end * row_bytes) / page * page;
-        if hi > lo {
-            // SAFETY: the map is read-only and file-backed: MADV_DONTNEED only drops the
-            // pages from this process, and any later read faults them in from the file
-            // unchanged; no reference observes different bytes.
-            let _ = unsafe { map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, lo, hi - lo) };
-        }
+    /// Reads `buf.len()` bytes from data byte `at`. A file that shrank since it was opened
+    /// (truncated by another process) is an I/O error naming it, not a crash.
+    fn read_at(&self, at: usize, buf: &mut [u8]) -> Result<()> {
+        read_exact_at(&self.file, buf, (self.header.data_offset + at) as u64).map_err(|e| {
+            let e = if e.kind() == std::io::ErrorKind::UnexpectedEof {
+                std::io::Error::other("the file was truncated while being read")
+            } else {
+                e
+            };
+            Error::io(&self.path, e)
+        })
     }
 
-    fn bytes(&self) -> &[u8] {
-        let data = &self.map.as_ref().expect("mapped")[self.header.data_offset..];
-        let elems: usize = self.header.shape.iter().product();
-        &data[..elems * self.header.dtype.size()]
-    }
-
-    fn element(&self, bytes: &[u8], idx: usize) -> f64 {
-        let s = self.header.dtype.size();
-        let b = &bytes[idx * s..(idx + 1) * s];
+    fn element(&self, b: &[u8]) -> f64 {
         let be = self.header.big_endian;
         match self.header.dtype {
             NpyDtype::F32 => {
@@ -181,25 +187,38 @@ impl NpyFile {
         }
     }
 
-    /// A zero-copy view when the file already holds `F` little-endian in C order.
-    pub fn view<F: Scalar>(&self) -> Option<ArrayView2<'_, F>> {
+    /// Whether the file holds `F` little-endian, so its bytes are `F`'s values.
+    fn holds<F: Scalar>(&self) -> bool {
         let h = &self.header;
         let same = matches!(
             (F::DTYPE, h.dtype),
             ("float32", NpyDtype::F32) | ("float64", NpyDtype::F64)
         );
-        if !same || h.big_endian || h.fortran_order || cfg!(target_endian = "big") {
-            return None;
+        same && !h.big_endian && cfg!(target_endian = "little")
+    }
+
+    /// Reads `out.len()` consecutive elements from element `first`, converted to `F`.
+    fn read_elements<F: Scalar>(&self, first: usize, out: &mut [F]) -> Result<()> {
+        let size = self.header.dtype.size();
+        if self.holds::<F>() {
+            // SAFETY: f32/f64 have no padding and every bit pattern is a value: the slice's
+            // bytes may be overwritten with the file's little-endian values of F.
+            let bytes = unsafe {
+                std::slice::from_raw_parts_mut(out.as_mut_ptr() as *mut u8, std::mem::size_of_val(out))
+            };
+            return self.read_at(first * size, bytes);
         }
-        let (n, d) = self.dim().ok()?;
-        let bytes = self.bytes();
-        if !(bytes.as_ptr() as usize).is_multiple_of(std::mem::align_of::<F>()) {
-            return None;
+        let per_piece = (CONVERT_PIECE / size).max(1);
+        let mut buf = vec![0u8; per_piece.min(out.len()) * size];
+        for (p, piece) in out.chunks_mut(per_piece).enumerate() {
+            let bytes = &mut buf[..piece.len() * size];
+            self.read_at((first + p * per_piece) * size, bytes)?;
+            piece
+                .par_iter_mut()
+                .zip(bytes.par_chunks_exact(size))
+                .for_each(|(v, b)| *v = F::from_f64_lossy(self.element(b)));
         }
-        // SAFETY: the bytes are n*d initialised little-endian values of F's layout, aligned,
-        // and live as long as the map.
-        let slice = unsafe { std::slice::from_raw_parts(bytes.as_ptr() as *const F, n * d) };
-        ArrayView2::from_shape((n, d), slice).ok()
+        Ok(())
     }
 
     /// Rows `start..end` converted to `F` (the whole array with `0..nrows`).
@@ -212,30 +231,59 @@ impl NpyFile {
                 format!("file has {n} rows"),
             ));
         }
-        if let Some(v) = self.view::<F>() {
-            return Ok(v.slice(ndarray::s![start..end, ..]).to_owned());
-        }
-        let bytes = self.bytes();
-        let fortran = self.header.fortran_order;
-        let mut out = Array2::<F>::zeros((end - start, d));
-        out.axis_iter_mut(ndarray::Axis(0))
-            .into_par_iter()
-            .enumerate()
-            .for_each(|(r, mut row)| {
-                let i = start + r;
-                for (j, v) in row.iter_mut().enumerate() {
-                    let idx = if fortran { j * n + i } else { i * d + j };
-                    *v = F::from_f64_lossy(self.element(bytes, idx));
-                }
-            });
+        let m = end - start;
+        let out = if !self.header.fortran_order {
+            let mut out = Array2::<F>::zeros((m, d));
+            let slice = out.as_slice_mut().expect("a new array is standard");
+            self.read_elements(start * d, slice)?;
+            out
+        } else {
+            // Column-major: each column's rows are one run of the file.
+            let mut out = Array2::<F>::zeros((d, m));
+            for (j, mut col) in out.rows_mut().into_iter().enumerate() {
+                let col = col.as_slice_mut().expect("a new array is standard");
+                self.read_elements(j * n + start, col)?;
+            }
+            out.reversed_axes().as_standard_layout().into_owned()
+        };
+        self.check_conversion(&out, start)?;
         Ok(out)
+    }
+
+    /// A finite float64 value that became infinite as float32 is an error naming it (a NaN or
+    /// infinity of the file itself is left to the data checks).
+    fn check_conversion<F: Scalar>(&self, out: &Array2<F>, start: usize) -> Result<()> {
+        if self.holds::<F>() || F::DTYPE != "float32" || self.header.dtype != NpyDtype::F64 {
+            return Ok(());
+        }
+        let Some((pos, _)) = out.indexed_iter().find(|(_, v)| v.is_infinite()) else {
+            return Ok(());
+        };
+        let (row, col) = (start + pos.0, pos.1);
+        let (n, d) = self.dim()?;
+        let index = if self.header.fortran_order {
+            col * n + row
+        } else {
+            row * d + col
+        };
+        let mut value = [0.0f64];
+        self.read_elements(index, &mut value)?;
+        if !value[0].is_finite() {
+            return Ok(());
+        }
+        Err(Error::OutOfRange(format!(
+            "{}: value {:e} at row {row}, column {col} is beyond the range of float32 (±{:.3e}); read it as float64",
+            self.path.display(),
+            value[0],
+            f32::MAX
+        )))
     }
 
     /// The whole array converted to `F`.
     pub fn to_array<F: Scalar>(&self) -> Result<Array2<F>> {
         let (n, d) = self.dim()?;
         crate::memory::check(
-            || format!("reading {n} x {d} {} values", F::DTYPE),
+            || format!("reading {n} x {d} {} values of {}", F::DTYPE, self.path.display()),
             crate::memory::product(&[n, d, size_of::<F>()]),
             "use minibatch-kmeans, which streams a .npy file, or a sample of the rows",
         )?;
@@ -253,10 +301,17 @@ impl NpyFile {
                 format!("labels must be a 1-D array, got shape {:?}", self.header.shape),
             ));
         }
-        let bytes = self.bytes();
-        (0..n)
-            .map(|i| {
-                let v = self.element(bytes, i);
+        crate::memory::check(
+            || format!("reading {n} labels of {}", self.path.display()),
+            crate::memory::product(&[n, 16]),
+            "give fewer labels",
+        )?;
+        let mut values = vec![0f64; n];
+        self.read_elements(0, &mut values)?;
+        values
+            .into_iter()
+            .enumerate()
+            .map(|(i, v)| {
                 if v.fract() != 0.0 || !v.is_finite() {
                     Err(Error::parse(
                         &self.path,
@@ -270,6 +325,47 @@ impl NpyFile {
             })
             .collect()
     }
+}
+
+/// `pread` until `buf` is full.
+fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::FileExt::read_exact_at(file, buf, offset)
+    }
+    #[cfg(windows)]
+    {
+        let (mut buf, mut offset) = (buf, offset);
+        while !buf.is_empty() {
+            match std::os::windows::fs::FileExt::seek_read(file, buf, offset) {
+                Ok(0) => return Err(std::io::ErrorKind::UnexpectedEof.into()),
+                Ok(n) => {
+                    buf = &mut buf[n..];
+                    offset += n as u64;
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Reads and parses the header (the magic, version, length and dict).
+fn read_header(path: &Path, file: &File, len: u64) -> Result<NpyHeader> {
+    let io = |e| Error::io(path, e);
+    let mut head = vec![0u8; len.min(12) as usize];
+    read_exact_at(file, &mut head, 0).map_err(io)?;
+    let dict_len = match head.get(6) {
+        Some(1) if head.len() >= 10 => u16::from_le_bytes([head[8], head[9]]) as u64 + 10,
+        Some(2 | 3) if head.len() >= 12 => {
+            u32::from_le_bytes([head[8], head[9], head[10], head[11]]) as u64 + 12
+        }
+        _ => head.len() as u64,
+    };
+    let mut bytes = vec![0u8; dict_len.min(len) as usize];
+    read_exact_at(file, &mut bytes, 0).map_err(io)?;
+    parse_header(path, &bytes)
 }
 
 fn parse_header(path: &Path, bytes: &[u8]) -> Result<NpyHeader> {
@@ -352,12 +448,6 @@ fn dict_value<'a>(text: &'a str, key: &str) -> Option<&'a str> {
 }
 
 /// The bytes of an .npy version-1 header (padded to 64 bytes) for a C-order array.
-/// Alignment of released ranges: 64 KiB, a multiple of every common page size (4, 16 and
-/// 64 KiB), so no system call is needed to ask.
-fn page_size() -> usize {
-    64 * 1024
-}
-
 pub(crate) fn header_bytes(descr: &str, shape: &[usize]) -> Vec<u8> {
     let shape_text = match shape {
         [n] => format!("({n},)"),
@@ -385,7 +475,7 @@ pub(crate) fn header_bytes(descr: &str, shape: &[usize]) -> Vec<u8> {
 /// a writer dropped before that (an error, a panic) removes its temporary file.
 pub struct NpyWriter<F> {
     path: PathBuf,
-    tmp: super::TempOutput,
+    tmp: super::output::TempOutput,
     out: std::io::BufWriter<File>,
     rows: usize,
     cols: usize,
@@ -397,7 +487,7 @@ impl<F: Scalar> NpyWriter<F> {
     /// Starts writing `path`.
     pub fn create(path: impl AsRef<Path>, rows: usize, cols: usize) -> Result<Self> {
         let path = path.as_ref().to_path_buf();
-        let tmp = super::temp_beside(&path)?;
+        let tmp = super::output::temp_beside(&path)?;
         let file = tmp.reopen().map_err(|e| Error::io(&path, e))?;
         let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
         let descr = if F::DTYPE == "float32" { "<f4" } else { "<f8" };
@@ -463,7 +553,7 @@ impl<F: Scalar> NpyWriter<F> {
         }
         let NpyWriter { path, tmp, out, .. } = self;
         out.into_inner().map_err(|e| Error::io(&path, e.into_error()))?;
-        tmp.persist(&path)
+        tmp.persist()
     }
 }
 
@@ -588,7 +678,7 @@ mod tests {
         let f = NpyFile::open(&p).unwrap();
         assert_eq!(f.header().data_offset % 64, 0);
         assert_eq!(
-            f.view::<f32>().unwrap(),
+            f.to_array::<f32>().unwrap(),
             ndarray::array![[0.0f32, 1.0], [2.0, 3.0], [4.0, 5.0]]
         );
         let q = dir.path().join("fail.npy");

@@ -5,7 +5,7 @@
 use super::npy::NpyFile;
 use crate::error::{Error, Result};
 use crate::scalar::Scalar;
-use ndarray::{s, Array2, Axis, CowArray, Ix2};
+use ndarray::{Array2, Axis};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
@@ -20,7 +20,7 @@ pub struct NpyRows {
 }
 
 impl NpyRows {
-    /// Opens a .npy file or a directory of .npy shards (headers only; the data are mapped).
+    /// Opens a .npy file or a directory of .npy shards (headers only; the data are read on demand).
     pub fn open(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref();
         let paths = if path.is_dir() {
@@ -111,27 +111,23 @@ impl NpyRows {
         Ok(())
     }
 
-    /// Window rows `start..end`: a view of the mapped file where they lie in one file that
-    /// holds `F` in C order, else converted.
-    pub fn chunk<F: Scalar>(&self, start: usize, end: usize) -> Result<CowArray<'_, F, Ix2>> {
+    /// Window rows `start..end`, read from the files (no memory check: a streaming reader's
+    /// chunk, already sized to the limit).
+    pub fn rows_unchecked<F: Scalar>(&self, start: usize, end: usize) -> Result<Array2<F>> {
         self.check(start, end)?;
-        let mut pieces = self.pieces(start, end).collect::<Vec<_>>();
-        if pieces.len() == 1 {
-            let (file, r) = pieces.remove(0);
-            return Ok(match file.view::<F>() {
-                Some(v) => CowArray::from(v.slice_move(s![r, ..])),
-                None => CowArray::from(file.rows::<F>(r.start, r.end)?),
-            });
-        }
-        let mut out = Array2::<F>::zeros((0, self.ncols));
+        let mut pieces = self.pieces(start, end);
+        let Some((file, r)) = pieces.next() else {
+            return Ok(Array2::zeros((0, self.ncols)));
+        };
+        let mut out = file.rows::<F>(r.start, r.end)?;
         for (file, r) in pieces {
             out.append(Axis(0), file.rows::<F>(r.start, r.end)?.view())
                 .map_err(|e| Error::Unsupported(e.to_string()))?;
         }
-        Ok(CowArray::from(out))
+        Ok(out)
     }
 
-    /// Window rows `start..end`, owned (after the memory check).
+    /// Window rows `start..end`, after the memory check.
     pub fn rows<F: Scalar>(&self, start: usize, end: usize) -> Result<Array2<F>> {
         self.check(start, end)?;
         crate::memory::check(
@@ -139,14 +135,7 @@ impl NpyRows {
             crate::memory::product(&[end - start, self.ncols, size_of::<F>()]),
             "use minibatch-kmeans, which streams a .npy file, or more processes",
         )?;
-        Ok(self.chunk::<F>(start, end)?.into_owned())
-    }
-
-    /// Drops window rows `start..end` from memory (see [`NpyFile::release_rows`]).
-    pub fn release(&self, start: usize, end: usize) {
-        for (file, r) in self.pieces(start, end) {
-            file.release_rows(r.start, r.end);
-        }
+        self.rows_unchecked(start, end)
     }
 
     /// Whether every file stores its rows contiguously (C order), as streaming needs.
@@ -175,6 +164,7 @@ fn shard_paths(dir: &Path) -> Result<Vec<PathBuf>> {
 mod tests {
     use super::*;
     use crate::data::npy::NpyWriter;
+    use ndarray::s;
 
     fn write(path: &Path, x: &Array2<f64>) {
         let mut w = NpyWriter::<f64>::create(path, x.nrows(), x.ncols()).unwrap();
@@ -199,7 +189,7 @@ mod tests {
             w.rows::<f32>(0, 7).unwrap(),
             x.slice(s![2..9, ..]).mapv(|v| v as f32)
         );
-        assert_eq!(w.chunk::<f64>(3, 5).unwrap(), x.slice(s![5..7, ..]));
+        assert_eq!(w.rows_unchecked::<f64>(3, 5).unwrap(), x.slice(s![5..7, ..]));
         assert!(w.rows::<f64>(3, 8).is_err());
     }
 

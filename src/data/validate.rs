@@ -1,7 +1,9 @@
 //! Input validation shared by every algorithm: each check returns the first problem found,
 //! in row-major order, as an [`Error`] that names it.
 
+use crate::comm::Communicator;
 use crate::error::{Error, Result};
+use crate::metric::MetricKind;
 use crate::scalar::Scalar;
 use ndarray::ArrayView2;
 use num_traits::ToPrimitive;
@@ -43,6 +45,253 @@ pub fn check_finite<T: ToPrimitive + Copy + Sync>(x: ArrayView2<T>, what: &'stat
         }),
         None => Ok(()),
     }
+}
+
+/// What an algorithm computes from the data's values, which decides how large they may be
+/// before its arithmetic overflows ([`check_magnitude`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Arithmetic {
+    /// Differences of values raised to the power `p`, summed over the columns and the points
+    /// (p = 2: squared Euclidean distances, variances, inertia; p = 1: Manhattan), divided by
+    /// `scale` (a regularisation such as a GMM's `reg_covar`; 1 where none).
+    Differences {
+        /// The power.
+        p: f64,
+        /// The divisor.
+        scale: f64,
+    },
+    /// The largest difference within one column (Chebyshev), summed over the points.
+    LargestDifference,
+    /// Squares of the values themselves, summed over the columns and the points (cosine's
+    /// norms, dot products).
+    SquaredValues,
+    /// (latitude, longitude) in degrees: the latitude within ±90°.
+    Degrees,
+}
+
+impl Arithmetic {
+    /// Squared differences (k-means, Gaussian mixtures, Gaussian kernels).
+    pub const SQUARES: Arithmetic = Arithmetic::Differences { p: 2.0, scale: 1.0 };
+
+    /// The arithmetic of a metric's distances (squares for a metric clustr does not know).
+    pub fn of_metric(kind: Option<MetricKind>) -> Arithmetic {
+        match kind {
+            Some(MetricKind::Manhattan) => Arithmetic::Differences { p: 1.0, scale: 1.0 },
+            Some(MetricKind::Minkowski(p)) if p.is_infinite() => Arithmetic::LargestDifference,
+            Some(MetricKind::Minkowski(p)) => Arithmetic::Differences { p, scale: 1.0 },
+            Some(MetricKind::Cosine) => Arithmetic::SquaredValues,
+            Some(MetricKind::Haversine) => Arithmetic::Degrees,
+            Some(MetricKind::Euclidean | MetricKind::SqEuclidean) | None => Arithmetic::SQUARES,
+        }
+    }
+}
+
+/// Smallest and largest value of each column, in f64.
+pub fn column_extents<F: Scalar>(x: ArrayView2<F>) -> Vec<(f64, f64)> {
+    let empty = vec![(f64::INFINITY, f64::NEG_INFINITY); x.ncols()];
+    x.axis_chunks_iter(ndarray::Axis(0), 4096)
+        .into_par_iter()
+        .map(|block| {
+            let mut e = empty.clone();
+            for row in block.rows() {
+                for (e, v) in e.iter_mut().zip(row) {
+                    let v = v.to_f64_exact();
+                    *e = (e.0.min(v), e.1.max(v));
+                }
+            }
+            e
+        })
+        .reduce(
+            || empty.clone(),
+            |mut a, b| {
+                merge_extents(&mut a, &b);
+                a
+            },
+        )
+}
+
+/// Widens `acc` to cover `other` (extents of another block or process).
+pub fn merge_extents(acc: &mut [(f64, f64)], other: &[(f64, f64)]) {
+    for (a, b) in acc.iter_mut().zip(other) {
+        *a = (a.0.min(b.0), a.1.max(b.1));
+    }
+}
+
+/// log₂ of `hi − lo` (≥ 0), without overflow; −∞ for an empty or constant column.
+fn log2_span(lo: f64, hi: f64) -> f64 {
+    (hi / 2.0 - lo / 2.0).log2() + 1.0
+}
+
+/// log₂ of Σⱼ 2^(p·lⱼ) for the log₂ magnitudes lⱼ, without overflow.
+fn log2_sum_of_powers(logs: impl Iterator<Item = f64> + Clone, p: f64) -> f64 {
+    let top = logs.clone().fold(f64::NEG_INFINITY, f64::max);
+    if top == f64::NEG_INFINITY {
+        return top;
+    }
+    p * top + logs.map(|l| (p * (l - top)).exp2()).sum::<f64>().log2()
+}
+
+/// Checks that `algorithm`, doing `arithmetic` on the `n` points of `x`, stays within the
+/// range of `F` (with a margin of 2⁶ for the sums and products around it): every value's sum
+/// over the points, and the differences (or values) the arithmetic combines. The error names
+/// the column that goes furthest, its values, and the largest span (or value) it could
+/// have. Subnormal and zero values are always accepted.
+pub fn check_magnitude<F: Scalar>(x: ArrayView2<F>, arithmetic: Arithmetic, algorithm: &str) -> Result<()> {
+    check_extents::<F>(&column_extents(x), x.nrows(), arithmetic, algorithm)
+}
+
+/// [`check_magnitude`] for the distances of `metric` between the rows of `x`, summed over them
+/// (as a medoid method's loss or a silhouette sums them).
+pub fn check_metric_magnitude<F: Scalar, M: crate::metric::Metric>(
+    x: ArrayView2<F>,
+    metric: &M,
+) -> Result<()> {
+    let what = format!("the {} distance", metric.name());
+    check_magnitude(x, Arithmetic::of_metric(metric.kind()), &what)
+}
+
+/// [`check_magnitude`] for data whose `n_global` rows are held in slices by the processes of
+/// `comm` (this process holds `x`): the extents of all the slices, checked alike everywhere.
+pub fn check_magnitude_global<F: Scalar>(
+    x: ArrayView2<F>,
+    n_global: usize,
+    arithmetic: Arithmetic,
+    algorithm: &str,
+    comm: &dyn Communicator,
+) -> Result<()> {
+    check_extents_global::<F>(&column_extents(x), n_global, arithmetic, algorithm, comm)
+}
+
+/// [`check_magnitude_global`] from this process's column extents.
+pub fn check_extents_global<F: Scalar>(
+    local: &[(f64, f64)],
+    n_global: usize,
+    arithmetic: Arithmetic,
+    algorithm: &str,
+    comm: &dyn Communicator,
+) -> Result<()> {
+    let flat: Vec<f64> = local.iter().flat_map(|&(lo, hi)| [lo, hi]).collect();
+    let all = comm.all_gather_f64(&flat);
+    let mut extents = vec![(f64::INFINITY, f64::NEG_INFINITY); local.len()];
+    for part in all.chunks(2 * local.len().max(1)) {
+        let part: Vec<(f64, f64)> = part.chunks_exact(2).map(|p| (p[0], p[1])).collect();
+        merge_extents(&mut extents, &part);
+    }
+    check_extents::<F>(&extents, n_global, arithmetic, algorithm)
+}
+
+/// [`check_magnitude`] from the column extents of `n` points (for data held in pieces).
+pub fn check_extents<F: Scalar>(
+    extents: &[(f64, f64)],
+    n: usize,
+    arithmetic: Arithmetic,
+    algorithm: &str,
+) -> Result<()> {
+    let d = extents.len();
+    if d == 0 || n == 0 {
+        return Ok(());
+    }
+    let limit = F::max_value().to_f64_exact().log2() - 6.0;
+    let log_n = (n as f64).log2();
+    let dtype = F::DTYPE;
+    let out_of_range = |what: String| Error::OutOfRange(what);
+    let fmt = |v: f64| format!("{v:.3e}");
+    if arithmetic == Arithmetic::Degrees {
+        if let Some(&(lo, hi)) = extents.first().filter(|e| e.0 < -90.0 || e.1 > 90.0) {
+            return Err(out_of_range(format!(
+                "column 0 holds latitudes from {lo} to {hi} degrees, but {algorithm} takes \
+                 (latitude, longitude) rows with latitudes in [-90, 90]"
+            )));
+        }
+        return Ok(());
+    }
+    // Sums of values over the points (means, centring).
+    let largest = |(lo, hi): (f64, f64)| lo.abs().max(hi.abs());
+    let (j, &e) = extents
+        .iter()
+        .enumerate()
+        .max_by(|a, b| largest(*a.1).total_cmp(&largest(*b.1)))
+        .expect("d > 0");
+    if largest(e).log2() + log_n > limit {
+        return Err(out_of_range(format!(
+            "column {j} holds values up to {} in magnitude, but {algorithm} sums the values of \
+             {n} points, which must stay below {} in {dtype}: values up to {} are possible; \
+             rescale the data",
+            fmt(largest(e)),
+            fmt(limit.exp2()),
+            fmt((limit - log_n).exp2()),
+        )));
+    }
+    let (logs, p, scale, what): (Vec<f64>, f64, f64, &str) = match arithmetic {
+        Arithmetic::Differences { p, scale } => (
+            extents.iter().map(|&(lo, hi)| log2_span(lo, hi)).collect(),
+            p,
+            scale,
+            "differences",
+        ),
+        Arithmetic::LargestDifference => (
+            extents.iter().map(|&(lo, hi)| log2_span(lo, hi)).collect(),
+            f64::INFINITY,
+            1.0,
+            "differences",
+        ),
+        Arithmetic::SquaredValues => (
+            extents.iter().map(|&e| largest(e).log2()).collect(),
+            2.0,
+            1.0,
+            "values",
+        ),
+        Arithmetic::Degrees => return Ok(()), // the latitudes are checked above
+    };
+    let log_total = if p.is_infinite() {
+        logs.iter().copied().fold(f64::NEG_INFINITY, f64::max)
+    } else {
+        log2_sum_of_powers(logs.iter().copied(), p)
+    };
+    let log_scale = if scale > 0.0 { scale.log2() } else { 0.0 };
+    if log_total + log_n - log_scale <= limit {
+        return Ok(());
+    }
+    let j = (0..d)
+        .max_by(|&a, &b| logs[a].total_cmp(&logs[b]))
+        .expect("d > 0");
+    let (lo, hi) = extents[j];
+    let power = if p.is_infinite() {
+        "largest".to_string()
+    } else if p == 1.0 {
+        "absolute".to_string()
+    } else if p == 2.0 {
+        "squared".to_string()
+    } else {
+        format!("power-{p}")
+    };
+    let allowed = if p.is_infinite() {
+        (limit - log_n).exp2()
+    } else {
+        ((limit - log_n + log_scale - (d as f64).log2()) / p).exp2()
+    };
+    let scaled = if scale != 1.0 && scale > 0.0 {
+        format!(" divided by {scale:e}")
+    } else {
+        String::new()
+    };
+    let (has, may) = if what == "values" {
+        (
+            format!("holds values up to {}", fmt(largest((lo, hi)))),
+            "hold values up to",
+        )
+    } else {
+        (format!("spans {}", fmt(log2_span(lo, hi).exp2())), "span")
+    };
+    Err(out_of_range(format!(
+        "column {j} {has} (from {} to {}), but {algorithm} sums the {power} {what} of {n} points \
+         over {d} column(s){scaled}, which must stay below {} in {dtype}: a column may {may} at \
+         most {}; rescale the data",
+        fmt(lo),
+        fmt(hi),
+        fmt(limit.exp2()),
+        fmt(allowed),
+    )))
 }
 
 /// Checks a number of clusters against the number of points: `1 ≤ k ≤ n`.
@@ -109,6 +358,20 @@ pub fn check_dissimilarity_matrix<T: ToPrimitive + Copy + Sync>(d: ArrayView2<T>
     }
     check_finite(d, "dissimilarity matrix")?;
     let get = |i: usize, j: usize| d[[i, j]].to_f64().unwrap_or(f64::NAN);
+    // Losses and silhouettes sum up to n dissimilarities in f64.
+    let largest = (0..rows)
+        .into_par_iter()
+        .map(|i| (0..cols).fold(0.0f64, |m, j| m.max(get(i, j).abs())))
+        .reduce(|| 0.0, f64::max);
+    let limit = (f64::MAX.log2() - 6.0).exp2();
+    if largest * rows as f64 > limit {
+        return Err(Error::OutOfRange(format!(
+            "the dissimilarity matrix holds values up to {largest:.3e}, but sums over its {rows} \
+             rows must stay below {limit:.3e} in float64: values up to {:.3e} are possible; \
+             rescale the matrix",
+            limit / rows as f64
+        )));
+    }
     let bad = (0..rows).into_par_iter().find_map_first(|i| {
         (0..cols).find_map(|j| {
             let a = get(i, j);

@@ -118,9 +118,6 @@ impl Clustering for DbscanModel {
     fn labels(&self) -> &[i64] {
         &self.labels
     }
-    fn n_clusters(&self) -> usize {
-        self.n_clusters
-    }
     fn loss(&self) -> Option<f64> {
         None
     }

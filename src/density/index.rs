@@ -99,6 +99,7 @@ impl<'a, F: Scalar> NeighborIndex<'a, F> {
     /// Builds the index (`x` in standard layout, checked finite by the caller).
     pub fn build(x: ArrayView2<'a, F>, metric: MetricKind, kind: IndexKind) -> Result<Self> {
         metric.check_dim(x.ncols())?;
+        crate::data::validate::check_metric_magnitude(x, &metric)?;
         if !x.is_standard_layout() {
             return Err(Error::Unsupported(
                 "neighbour index needs rows in standard layout".into(),

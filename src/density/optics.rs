@@ -168,9 +168,6 @@ impl Clustering for OpticsModel {
     fn labels(&self) -> &[i64] {
         &self.labels
     }
-    fn n_clusters(&self) -> usize {
-        self.n_clusters
-    }
     fn loss(&self) -> Option<f64> {
         None
     }

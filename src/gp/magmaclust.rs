@@ -158,9 +158,6 @@ impl Clustering for MagmaClustModel {
     fn labels(&self) -> &[i64] {
         &self.labels
     }
-    fn n_clusters(&self) -> usize {
-        self.weights.len()
-    }
     /// The negative ELBO.
     fn loss(&self) -> Option<f64> {
         self.elbos.last().map(|e| -e)
@@ -747,6 +744,17 @@ pub struct MagmaPrediction {
 }
 
 impl MagmaClustModel {
+    /// Bytes [`MagmaClustModel::predict`] allocates: the hyper-posterior's K covariances on the
+    /// training grid extended by the observed and predicted inputs, then per cluster the
+    /// prediction covariances (P × P) and cross-covariances (P × observed).
+    pub fn predict_memory(&self, train: &Tasks, n_obs: usize, n_pred: usize) -> u64 {
+        let grid = train.grid.nrows().saturating_add(n_obs).saturating_add(n_pred);
+        let k = self.weights.len();
+        crate::memory::product(&[k + 2, grid, grid, 8])
+            .saturating_add(crate::memory::product(&[6, n_pred, n_pred, 8]))
+            .saturating_add(crate::memory::product(&[4, n_pred, n_obs.max(1), 8]))
+    }
+
     /// Predicts a new task at `t_pred` from its observations `(t_obs, y_obs)` (none: the
     /// π-weighted mixture of the mean processes), as MagmaClustR's `pred_magmaclust`: the
     /// hyper-posterior is recomputed on the training grid extended by both input sets, τ* by
@@ -763,6 +771,12 @@ impl MagmaClustModel {
         let s = &self.settings;
         crate::data::validate::check_same_len("observations", t_obs.nrows(), y_obs.len())?;
         crate::data::validate::check_same_len("input dimension", train.grid.ncols(), t_pred.ncols())?;
+        let (n_obs, n_pred) = (t_obs.nrows(), t_pred.nrows());
+        crate::memory::check(
+            || format!("MagmaClust prediction of {n_pred} inputs from {n_obs} observations"),
+            self.predict_memory(train, n_obs, n_pred),
+            "predict at fewer inputs (memory grows as K·(N + P)² for P inputs on a training grid of N)",
+        )?;
         let (grid, old, extra) = crate::gp::data::extend_grid(train.grid.view(), &[t_obs, t_pred]);
         let index: Vec<Vec<usize>> = train
             .index

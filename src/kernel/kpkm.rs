@@ -247,9 +247,6 @@ impl Clustering for KernelModel {
     fn labels(&self) -> &[i64] {
         &self.fit.labels
     }
-    fn n_clusters(&self) -> usize {
-        self.coefficients.ncols()
-    }
     fn loss(&self) -> Option<f64> {
         Some(self.fit.objective)
     }
@@ -271,6 +268,8 @@ fn prepare<F: Scalar>(
 ) -> Result<(Array2<f64>, Vec<usize>)> {
     crate::data::validate::check_points(x)?;
     crate::data::validate::check_k(k, x.nrows())?;
+    let squares = crate::data::validate::Arithmetic::SQUARES;
+    crate::data::validate::check_magnitude(x, squares, "kernel k-means")?;
     let n = x.nrows();
     crate::memory::check(
         || format!("the {n} x {n} kernel matrix"),
@@ -517,9 +516,6 @@ impl<F: Scalar> Clustering for RffKpkmModel<F> {
     fn labels(&self) -> &[i64] {
         &self.power.fit.labels
     }
-    fn n_clusters(&self) -> usize {
-        self.power.centers.nrows()
-    }
     fn loss(&self) -> Option<f64> {
         Some(self.power.fit.objective)
     }
@@ -593,6 +589,8 @@ impl<F: Scalar> Fit<ArrayView2<'_, F>> for RffKpkm {
             )
         })();
         agree(valid, comm)?;
+        let squares = crate::data::validate::Arithmetic::SQUARES;
+        crate::data::validate::check_magnitude_global(*x, part.n_global, squares, "RFF-KPKM", comm)?;
         let (features, z) = rff_features(
             *x,
             self.n_features,

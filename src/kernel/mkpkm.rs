@@ -184,9 +184,6 @@ impl<F: Scalar> Clustering for IpRffMkpkmModel<F> {
     fn labels(&self) -> &[i64] {
         &self.labels
     }
-    fn n_clusters(&self) -> usize {
-        self.centers[0].nrows()
-    }
     fn loss(&self) -> Option<f64> {
         self.objectives.last().copied()
     }
@@ -388,6 +385,8 @@ impl<F: Scalar> Fit<ArrayView2<'_, F>> for IpRffMkpkm {
 
     fn fit(&self, x: &ArrayView2<'_, F>) -> Result<IpRffMkpkmModel<F>> {
         crate::data::validate::check_points(*x)?;
+        let squares = crate::data::validate::Arithmetic::SQUARES;
+        crate::data::validate::check_magnitude(*x, squares, "IP-RFF-MKPKM")?;
         self.validate(x.nrows())?;
         check_fit(
             self,
@@ -405,6 +404,10 @@ impl<F: Scalar> Fit<ArrayView2<'_, F>> for IpRffMkpkm {
                 self.sigma_factors.iter().map(|f| f * med).collect()
             }
         };
+        // Each bandwidth within the range the kernel's arithmetic takes on these data.
+        for &sg in &sigmas {
+            Bandwidth::Given(sg).resolve(x.view(), self.seed)?;
+        }
         let features: Vec<RandomFourierFeatures> = sigmas
             .iter()
             .enumerate()

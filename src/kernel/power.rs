@@ -574,6 +574,8 @@ impl PowerKMeans {
             )
         })();
         agree(valid, comm)?;
+        let squares = crate::data::validate::Arithmetic::SQUARES;
+        crate::data::validate::check_magnitude_global(x, part.n_global, squares, "power k-means", comm)?;
         let x = crate::data::standard_layout(x);
         let mut rng = StdRng::seed_from_u64(self.seed);
         let seeds = self.init.seeds(part.n_global, self.k, &mut rng, |rng| {
@@ -630,9 +632,6 @@ impl<F: Scalar> crate::estimator::Fit<ArrayView2<'_, F>> for PowerKMeans {
 impl<F: Scalar> crate::estimator::Clustering for PowerKMeansModel<F> {
     fn labels(&self) -> &[i64] {
         &self.fit.labels
-    }
-    fn n_clusters(&self) -> usize {
-        self.centers.nrows()
     }
     /// `f_s` at the final s.
     fn loss(&self) -> Option<f64> {

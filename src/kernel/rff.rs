@@ -57,10 +57,35 @@ impl Bandwidth {
             }
         };
         if !(sigma > 0.0 && sigma.is_finite()) {
+            let why = match self {
+                Bandwidth::Given(_) => "the kernel bandwidth must be positive and finite",
+                Bandwidth::Median => {
+                    "the median distance between points is not a usable bandwidth (all points equal?); give one"
+                }
+            };
+            return Err(Error::param("sigma", sigma, why));
+        }
+        // The kernel divides squared distances by 2σ², and the feature map multiplies the
+        // values by frequencies of about 1/σ (up to ~8/σ): both must stay finite in F.
+        let local_max = x.iter().fold(0.0f64, |m, v| m.max(v.to_f64_exact().abs()));
+        let max_abs = comm.all_gather_f64(&[local_max]).into_iter().fold(0.0, f64::max);
+        let f_max = F::max_value().to_f64_exact();
+        let smallest = (2.0 / f64::MAX)
+            .sqrt()
+            .max(max_abs * 8.0 * (x.ncols() as f64).sqrt() / f_max * 64.0);
+        if sigma < smallest {
+            let what = match self {
+                Bandwidth::Given(_) => "the kernel bandwidth",
+                Bandwidth::Median => "the median distance between points (the bandwidth)",
+            };
             return Err(Error::param(
                 "sigma",
-                sigma,
-                "the kernel bandwidth must be positive and finite (all points equal?)",
+                format!("{sigma:e}"),
+                format!(
+                    "{what} must be at least {smallest:.3e} for the kernel's arithmetic in {} on \
+                     values up to {max_abs:.3e}; rescale the data or give a larger sigma",
+                    F::DTYPE
+                ),
             ));
         }
         Ok(sigma)

@@ -29,7 +29,7 @@
 
 use crate::backend::{AnyBackend, Backend, CpuBackend};
 use crate::comm::{agree, share_rows, single_process, Communicator, Partition, SharedComm};
-use crate::data::validate::check_slice;
+use crate::data::validate::{check_extents_global, check_slice, column_extents, merge_extents, Arithmetic};
 use crate::data::NpyRows;
 use crate::error::{Error, Result};
 use crate::estimator::{Clustering, Fit, Predict, Progress, ProgressFn};
@@ -48,10 +48,9 @@ pub trait RowSource<F: Scalar>: Sync {
     fn nrows(&self) -> usize;
     /// Number of columns.
     fn ncols(&self) -> usize;
-    /// Rows `start..end`, a view where possible.
+    /// Rows `start..end`, a view where possible (a file's rows are read into memory, and
+    /// freed when the chunk is dropped).
     fn chunk(&self, start: usize, end: usize) -> Result<CowArray<'_, F, Ix2>>;
-    /// Says rows `start..end` are no longer needed (a file drops them from memory).
-    fn release(&self, _start: usize, _end: usize) {}
 }
 
 impl<F: Scalar> RowSource<F> for ArrayView2<'_, F> {
@@ -74,10 +73,7 @@ impl<F: Scalar> RowSource<F> for NpyRows {
         NpyRows::ncols(self)
     }
     fn chunk(&self, start: usize, end: usize) -> Result<CowArray<'_, F, Ix2>> {
-        NpyRows::chunk(self, start, end)
-    }
-    fn release(&self, start: usize, end: usize) {
-        NpyRows::release(self, start, end)
+        Ok(CowArray::from(NpyRows::rows_unchecked(self, start, end)?))
     }
 }
 
@@ -304,7 +300,6 @@ impl MiniBatchKMeans {
                 best = Some((centers, inertia));
             }
         }
-        src.release(0, n_local);
         let centers = best.expect("n_init >= 1").0;
         let mut state = Stepper::new(centers, self.reassignment_ratio, rng);
         let mut conv = Convergence::new(self.max_no_improvement, tol, batch, n);
@@ -347,11 +342,9 @@ impl MiniBatchKMeans {
                     let (inertia, shift) = state.apply(b.view(), labels, all.column(d + 1), random_reassign);
                     if conv.done(inertia, shift) {
                         converged = true;
-                        src.release(local.0, local.1);
                         break 'epochs;
                     }
                 }
-                src.release(local.0, local.1);
             }
             if let Some(p) = &self.progress {
                 p.report(&Progress {
@@ -370,7 +363,6 @@ impl MiniBatchKMeans {
             let (l, i) = batch_inertia(&backend, rows.view(), state.centers.view())?;
             labels.extend(l);
             inertia[0] += i;
-            src.release(lo, hi);
         }
         comm.allreduce_sum(&mut inertia);
         let n_steps = conv.steps;
@@ -440,12 +432,14 @@ fn scan<F: Scalar, S: RowSource<F>>(
 ) -> Result<f64> {
     let d = src.ncols();
     let mut stats = vec![0.0; 1 + 2 * d]; // count, means, sums of squared deviations
+    let mut extents = vec![(f64::INFINITY, f64::NEG_INFINITY); d];
     let local = (|| {
         let n = src.nrows();
         for lo in (0..n).step_by(chunk) {
             let hi = (lo + chunk).min(n);
             let rows = src.chunk(lo, hi)?;
             check_slice(rows.view(), part.offset + lo, part.n_global)?;
+            merge_extents(&mut extents, &column_extents(rows.view()));
             let m = (hi - lo) as f64;
             let mut part_stats = vec![m];
             for j in 0..d {
@@ -462,11 +456,17 @@ fn scan<F: Scalar, S: RowSource<F>>(
                 );
             }
             merge_moments(&mut stats, &part_stats);
-            src.release(lo, hi);
         }
         Ok(())
     })();
     agree(local, comm)?;
+    check_extents_global::<F>(
+        &extents,
+        part.n_global,
+        Arithmetic::SQUARES,
+        "mini-batch k-means",
+        comm,
+    )?;
     let all = comm.all_gather_f64(&stats);
     let mut total = vec![0.0; 1 + 2 * d];
     for p in all.chunks(1 + 2 * d) {
@@ -760,9 +760,6 @@ impl<F: Scalar> MiniBatchKMeansModel<F> {
 impl<F: Scalar> Clustering for MiniBatchKMeansModel<F> {
     fn labels(&self) -> &[i64] {
         &self.labels
-    }
-    fn n_clusters(&self) -> usize {
-        self.centers.nrows()
     }
     fn loss(&self) -> Option<f64> {
         Some(self.inertia)

@@ -21,7 +21,7 @@ pub use minibatch::{MiniBatchKMeans, MiniBatchKMeansModel, RowSource};
 
 use crate::backend::{AnyBackend, Backend, CpuBackend};
 use crate::comm::{agree, fetch_rows, single_process, Communicator, Partition, SharedComm, SingleProcess};
-use crate::data::validate::{check_k, check_points, check_slice};
+use crate::data::validate::{check_k, check_magnitude_global, check_points, check_slice, Arithmetic};
 use crate::error::{Error, Result};
 use crate::estimator::{Clustering, Fit, Predict, Progress, ProgressFn};
 use crate::memory::{check_fit, product, MemoryEstimate};
@@ -230,9 +230,6 @@ impl<F: Scalar> Clustering for KMeansModel<F> {
     fn labels(&self) -> &[i64] {
         &self.labels
     }
-    fn n_clusters(&self) -> usize {
-        self.centers.nrows()
-    }
     fn loss(&self) -> Option<f64> {
         Some(self.inertia)
     }
@@ -291,14 +288,15 @@ impl<F: Scalar> Fit<ArrayView2<'_, F>> for KMeans {
         let comm = &*self.comm;
         let part = Partition::of(x.nrows(), comm);
         agree(self.validate(*x, part), comm)?;
-        check_fit(
-            self,
-            "k-means",
-            x.nrows(),
-            x.ncols(),
-            size_of::<F>(),
-            "use --algorithm lloyd or hamerly (no n·k bounds), or minibatch-kmeans (streams a .npy input)",
-        )?;
+        check_magnitude_global(*x, part.n_global, Arithmetic::SQUARES, "k-means", comm)?;
+        // Only Elkan's n·k bounds can be avoided by another algorithm of the same result.
+        let hint = match self.algorithm.resolve(x.nrows(), self.k, x.ncols()) {
+            Algorithm::Elkan => {
+                "use --algorithm lloyd or hamerly (no n·k bounds), or minibatch-kmeans (streams a .npy input)"
+            }
+            _ => "use minibatch-kmeans (streams a .npy input in chunks), or fewer points or clusters",
+        };
+        check_fit(self, "k-means", x.nrows(), x.ncols(), size_of::<F>(), hint)?;
         // Rows must be contiguous slices; copies only a non-standard layout.
         let x = crate::data::standard_layout(*x);
         let x = x.view();

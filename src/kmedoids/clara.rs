@@ -241,15 +241,12 @@ impl<F: Scalar + KValue<Loss = f64>, M: Metric> Sampled for Spread<'_, F, M> {
             // The backend's nearest medoid; each medoid's own distance is taken as 0 (as on
             // the CPU), the loss summed in the same fixed chunks.
             let near = self.backend.nearest(self.x, rows.view(), self.metric)?;
-            let own = |o: usize, i: usize| medoids[i] == self.part.offset + o;
-            let (loss, _) = nearest_medoids(self.x.nrows(), 1, |o, _| {
-                if own(o, near[o].index) {
-                    F::zero()
-                } else {
-                    near[o].distance
-                }
-            });
-            (loss, near.iter().map(|m| m.index).collect())
+            let own = |o| self.own(medoids, o);
+            let (loss, _) = nearest_medoids(self.x.nrows(), 1, own, |o, _| near[o].distance);
+            let labels = (0..self.x.nrows())
+                .map(|o| own(o).unwrap_or(near[o].index))
+                .collect();
+            (loss, labels)
         };
         let mut total = [loss];
         self.comm.allreduce_sum(&mut total);
@@ -261,18 +258,20 @@ impl<F: Scalar + KValue<Loss = f64>, M: Metric> Spread<'_, F, M> {
     /// The loss over this process's points and their nearest medoids, distances computed on
     /// the fly (O(n·k), lowest position on ties).
     fn deviation_on_cpu(&self, medoids: &[usize], rows: &Array2<F>) -> (f64, Vec<usize>) {
-        nearest_medoids(self.x.nrows(), medoids.len(), |o, i| {
-            if medoids[i] == self.part.offset + o {
-                F::zero()
-            } else {
-                let a = self.x.row(o);
-                let b = rows.row(i);
-                self.metric.distance(
-                    a.as_slice().expect("standard layout"),
-                    b.as_slice().expect("standard layout"),
-                )
-            }
+        let own = |o| self.own(medoids, o);
+        nearest_medoids(self.x.nrows(), medoids.len(), own, |o, i| {
+            let a = self.x.row(o);
+            let b = rows.row(i);
+            self.metric.distance(
+                a.as_slice().expect("standard layout"),
+                b.as_slice().expect("standard layout"),
+            )
         })
+    }
+
+    /// The position of this process's object `o` among the medoids, if it is one.
+    fn own(&self, medoids: &[usize], o: usize) -> Option<usize> {
+        medoids.iter().position(|&m| m == self.part.offset + o)
     }
 }
 
@@ -292,6 +291,9 @@ impl Clara {
             check_slice(x.view(), part.offset, part.n_global).and_then(|()| metric.check_dim(x.ncols())),
             comm,
         )?;
+        let what = format!("the {} distance", metric.name());
+        let arithmetic = crate::data::validate::Arithmetic::of_metric(metric.kind());
+        crate::data::validate::check_magnitude_global(x.view(), part.n_global, arithmetic, &what, comm)?;
         let data = Spread {
             x: x.view(),
             metric,
@@ -352,13 +354,7 @@ impl Clara {
                 sample.sort_unstable();
             }
             let sub = DenseMatrix::new(data.among(&sample))?;
-            let model = match self.inner().seed(self.seed.wrapping_add(t as u64)).fit(&sub) {
-                Ok(m) => m,
-                // A sample with fewer than k distinct objects (duplicated points) is skipped:
-                // the data may still have k; the whole data is checked by the inner method.
-                Err(Error::InvalidParameter { name: "k", .. }) if s < n => continue,
-                Err(e) => return Err(e),
-            };
+            let model = self.inner().seed(self.seed.wrapping_add(t as u64)).fit(&sub)?;
             total_swaps += model.n_swaps;
             let medoids: Vec<usize> = model.medoids.iter().map(|&i| sample[i]).collect();
             let (loss, labels) = data.deviation(&medoids)?;
@@ -377,14 +373,7 @@ impl Clara {
             }
         }
         let Some((loss, medoids, labels)) = best else {
-            return Err(Error::param(
-                "sample_size",
-                s,
-                format!(
-                    "each of the {} samples had fewer than k = {} distinct objects; use a larger sample",
-                    self.samples, self.k
-                ),
-            ));
+            return Err(Error::param("samples", self.samples, "at least one sample"));
         };
         Ok(KMedoidsModel {
             initial_medoids: medoids.clone(),

@@ -38,8 +38,8 @@ pub struct Clarans {
     /// Local searches (default 2).
     pub numlocal: usize,
     /// Failed tries before a local search stops: below 1 a fraction of k(n−k) (CLARANS) or
-    /// of n−k (FastCLARANS), rounded up; otherwise a count. Default 0.0125 (CLARANS) and
-    /// 0.025 (FastCLARANS).
+    /// of n−k (FastCLARANS), rounded up; otherwise a count, capped at that number of
+    /// neighbours. Default 0.0125 (CLARANS) and 0.025 (FastCLARANS).
     pub maxneighbor: f64,
     /// Seed.
     pub seed: u64,
@@ -97,16 +97,21 @@ impl Clarans {
             ClaransVariant::FastClarans => "fastclarans",
         }
     }
-    /// The number of failed tries that ends a local search for n points.
+    /// The number of failed tries that ends a local search for n points, at most the number
+    /// of neighbours (k(n−k) swaps for CLARANS, n−k candidates for FastCLARANS), so a huge
+    /// count cannot make a run endless.
     pub fn effective_maxneighbor(&self, n: usize) -> usize {
-        if self.maxneighbor >= 1.0 {
-            return self.maxneighbor as usize;
-        }
         let space = match self.variant {
-            ClaransVariant::Clarans => self.k * (n - self.k),
+            ClaransVariant::Clarans => self.k.saturating_mul(n - self.k),
             ClaransVariant::FastClarans => n - self.k,
+        }
+        .max(1);
+        let tries = if self.maxneighbor >= 1.0 {
+            self.maxneighbor.min(usize::MAX as f64) as usize
+        } else {
+            (self.maxneighbor * space as f64).ceil() as usize
         };
-        ((self.maxneighbor * space as f64).ceil() as usize).max(1)
+        tries.clamp(1, space)
     }
 }
 

@@ -3,7 +3,7 @@
 
 use super::{lowest, KValue};
 use crate::dissim::Dissimilarity;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use num_traits::{ToPrimitive, Zero};
 use rand::rngs::StdRng;
 use rand::Rng;
@@ -19,28 +19,25 @@ pub fn random_medoids(n: usize, k: usize, rng: &mut StdRng) -> Vec<usize> {
     rand::seq::index::sample(rng, n, k).into_vec()
 }
 
-fn too_few_distinct(found: usize, k: usize) -> Error {
-    Error::param(
-        "k",
-        k,
-        format!("the data has only {found} distinct points (a further medoid would leave a cluster empty)"),
-    )
-}
-
 /// BUILD: the point with the smallest distance sum, then greedily the point that lowers the
-/// total deviation most. O(n²k) dissimilarities, parallel over candidates.
+/// total deviation most. O(n²k) dissimilarities, parallel over candidates. When no point
+/// lowers it (fewer than k distinct points), the lowest-index point not yet a medoid is taken.
 pub fn build<D>(d: &D, k: usize) -> Result<Vec<usize>>
 where
     D: Dissimilarity,
     D::Value: KValue,
 {
     let n = d.len();
-    build_on(d, &(0..n).collect::<Vec<_>>(), k, &mut Vec::new())
+    let mut medoids = Vec::new();
+    build_on(d, &(0..n).collect::<Vec<_>>(), k, &mut medoids, true);
+    Ok(medoids)
 }
 
 /// BUILD restricted to the points `subset`, adding medoids to `medoids` until there are k.
 /// Candidates and the deviation both range over `subset`; `dn` distances are to `medoids`.
-fn build_on<D>(d: &D, subset: &[usize], k: usize, medoids: &mut Vec<usize>) -> Result<Vec<usize>>
+/// When no candidate lowers the deviation, it takes the best one anyway if
+/// `take_without_gain`, else stops and returns false.
+fn build_on<D>(d: &D, subset: &[usize], k: usize, medoids: &mut Vec<usize>, take_without_gain: bool) -> bool
 where
     D: Dissimilarity,
     D::Value: KValue,
@@ -77,8 +74,8 @@ where
             .iter()
             .map(|v| v.map_or_else(Zero::zero, KValue::widen))
             .fold(Zero::zero(), |a, b| a + b);
-        if !medoids.is_empty() && td >= current {
-            return Err(too_few_distinct(medoids.len(), k));
+        if !medoids.is_empty() && td >= current && !take_without_gain {
+            return false;
         }
         medoids.push(x);
         for (jj, &j) in subset.iter().enumerate() {
@@ -88,7 +85,7 @@ where
             }
         }
     }
-    Ok(medoids.clone())
+    true
 }
 
 /// LAB: for each medoid, BUILD's criterion on a fresh random sample of min(n, 10 + ⌈√n⌉)
@@ -108,10 +105,10 @@ where
             .map(|i| pool[i])
             .collect();
         let next = medoids.len() + 1;
-        if build_on(d, &sample, next, &mut medoids).is_err() {
+        if !build_on(d, &sample, next, &mut medoids, false) {
             // The sample holds no point distinct from the medoids; the rest may: BUILD's
-            // criterion on all remaining points decides (and fails if there is none).
-            build_on(d, &pool, next, &mut medoids)?;
+            // criterion on all remaining points decides (a duplicate if there is none).
+            build_on(d, &pool, next, &mut medoids, true);
         }
     }
     Ok(medoids)
@@ -136,7 +133,10 @@ where
     while medoids.len() < k {
         let total: f64 = dn.iter().sum();
         if total <= 0.0 {
-            return Err(too_few_distinct(medoids.len(), k));
+            // Every remaining point duplicates a medoid: the lowest-index one, as BUILD.
+            let next = (0..n).find(|i| !medoids.contains(i)).expect("k <= n");
+            medoids.push(next);
+            continue;
         }
         let mut r = rng.random_range(0.0..total);
         let mut next = n - 1;

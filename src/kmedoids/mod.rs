@@ -12,9 +12,12 @@
 //! - `n_iter` counts passes over the candidates, the last one finding no improving swap;
 //! - k = 1 is solved exactly (the point with the smallest distance sum).
 //!
-//! Where we differ: BUILD (and LAB) fail with an error when fewer than k distinct points
-//! exist, instead of returning fewer medoids (the `kmedoids` crate) — a model always has k
-//! non-empty clusters.
+//! Where we differ: with fewer than k distinct points, every initialisation (BUILD, LAB,
+//! k-means++, random, first-k) and so every method — PAM to CLARANS alike — completes the k
+//! medoids with points that duplicate chosen ones (BUILD, LAB and k-means++ take the
+//! lowest-index point not yet a medoid), where the `kmedoids` crate's BUILD returns fewer
+//! medoids. A model always has k medoids (distinct indices) and k non-empty clusters, since
+//! each medoid is assigned to itself; the loss is that of the distinct points' clustering.
 
 mod alternating;
 mod clara;
@@ -363,9 +366,6 @@ impl<L: Loss> Clustering for KMedoidsModel<L> {
     fn labels(&self) -> &[i64] {
         &self.labels
     }
-    fn n_clusters(&self) -> usize {
-        self.medoids.len()
-    }
     fn loss(&self) -> Option<f64> {
         self.loss.to_f64()
     }
@@ -417,6 +417,7 @@ impl KMedoids {
     {
         crate::data::validate::check_points(x)?;
         metric.check_dim(x.ncols())?;
+        crate::data::validate::check_metric_magnitude(x, metric)?;
         #[cfg(feature = "cuda")]
         if let AnyBackend::Cuda(b) = &self.backend {
             let x = crate::data::standard_layout(x);
@@ -519,21 +520,17 @@ where
     D::Value: KValue,
 {
     assert!(!medoids.is_empty(), "total_deviation needs at least one medoid");
-    nearest_medoids(d.len(), medoids.len(), |o, i| {
-        let m = medoids[i];
-        if m == o {
-            D::Value::zero()
-        } else {
-            d.get(o, m)
-        }
-    })
+    let own = |o: usize| medoids.iter().position(|&m| m == o);
+    nearest_medoids(d.len(), medoids.len(), own, |o, i| d.get(o, medoids[i]))
 }
 
 /// [`total_deviation`] of objects `0..n` with `dist(o, i)` the dissimilarity of object `o` to
-/// medoid `i` of `k`.
+/// medoid `i` of `k`. An object that is a medoid (`own(o)` its position) is assigned to
+/// itself at dissimilarity 0, even where a duplicate medoid comes earlier.
 pub(crate) fn nearest_medoids<V: KValue>(
     n: usize,
     k: usize,
+    own: impl Fn(usize) -> Option<usize> + Sync,
     dist: impl Fn(usize, usize) -> V + Sync,
 ) -> (V::Loss, Vec<usize>) {
     const CHUNK: usize = 4096;
@@ -543,6 +540,9 @@ pub(crate) fn nearest_medoids<V: KValue>(
             let mut loss = V::Loss::zero();
             let labels = (c * CHUNK..((c + 1) * CHUNK).min(n))
                 .map(|o| {
+                    if let Some(i) = own(o) {
+                        return i;
+                    }
                     let (d, i) = (0..k).map(|i| (dist(o, i), i)).reduce(lowest).expect("k >= 1");
                     loss += d.widen();
                     i

@@ -23,7 +23,9 @@
 //! order, so the result does not depend on the thread count.
 
 use crate::comm::{agree, single_process, Communicator, Partition, SharedComm};
-use crate::data::validate::{check_finite, check_k, check_points, check_same_len, check_slice};
+use crate::data::validate::{
+    check_finite, check_k, check_magnitude_global, check_points, check_same_len, check_slice, Arithmetic,
+};
 use crate::error::{Error, Result};
 use crate::estimator::{Clustering, Fit, Predict, Progress, ProgressFn};
 use crate::kmeans::{greedy_kmeans_plus_plus, KMeans};
@@ -204,6 +206,13 @@ impl GaussianMixture {
     pub fn progress(mut self, p: ProgressFn) -> Self {
         self.progress = Some(p);
         self
+    }
+
+    /// What EM computes from the values: squared deviations divided by a variance, which is at
+    /// least `reg_covar`.
+    pub(crate) fn arithmetic(&self) -> Arithmetic {
+        let scale = if self.reg_covar > 0.0 { self.reg_covar } else { 1.0 };
+        Arithmetic::Differences { p: 2.0, scale }
     }
 
     fn validate(&self, x: ArrayView2<f64>, part: Partition) -> Result<()> {
@@ -669,9 +678,6 @@ impl Clustering for GaussianMixtureModel {
     fn labels(&self) -> &[i64] {
         &self.labels
     }
-    fn n_clusters(&self) -> usize {
-        self.mixture.k()
-    }
     /// The negative mean log-likelihood (lower is better).
     fn loss(&self) -> Option<f64> {
         Some(-self.lower_bound)
@@ -798,7 +804,7 @@ impl MemoryEstimate for GaussianMixture {
     }
 }
 
-const GMM_HINT: &str = "use --covariance-type diag or spherical, a smaller k, or minibatch-kmeans";
+const GMM_HINT: &str = "use --covariance diag or spherical, a smaller k, or minibatch-kmeans";
 
 impl Fit<ArrayView2<'_, f64>> for GaussianMixture {
     type Model = GaussianMixtureModel;
@@ -807,6 +813,7 @@ impl Fit<ArrayView2<'_, f64>> for GaussianMixture {
         let comm = &*self.comm;
         let part = Partition::of(x.nrows(), comm);
         agree(self.validate(*x, part), comm)?;
+        check_magnitude_global(*x, part.n_global, self.arithmetic(), "a Gaussian mixture", comm)?;
         check_fit(self, "a Gaussian mixture", x.nrows(), x.ncols(), 8, GMM_HINT)?;
         let x = crate::data::standard_layout(*x);
         let x = x.view();

@@ -24,7 +24,7 @@
 //! Every step is a separate function over a per-k table ([`PppRow`]), so another reading of
 //! the rule changes one place.
 
-use crate::data::validate::{check_k, check_points};
+use crate::data::validate::{check_k, check_magnitude, check_points};
 use crate::error::{Error, Result};
 use crate::estimator::{Clustering, Fit, Progress, ProgressFn};
 use crate::eval::adjusted_rand_index;
@@ -298,9 +298,6 @@ impl Clustering for PppModel {
     fn labels(&self) -> &[i64] {
         &self.labels
     }
-    fn n_clusters(&self) -> usize {
-        self.k
-    }
     /// The k-means inertia of the consensus partition.
     fn loss(&self) -> Option<f64> {
         Some(self.chosen().inertia)
@@ -335,6 +332,8 @@ impl Fit<ArrayView2<'_, f64>> for Ppp {
 
     fn fit(&self, x: &ArrayView2<'_, f64>) -> Result<PppModel> {
         self.validate(*x)?;
+        let gmm = crate::mixture::GaussianMixture::new(1).reg_covar(self.reg_covar);
+        check_magnitude(*x, gmm.arithmetic(), "PPP (k-means and Gaussian mixtures)")?;
         check_fit(self, "PPP", x.nrows(), x.ncols(), 8, PPP_HINT)?;
         let x = crate::data::standard_layout(*x);
         let x = x.view();

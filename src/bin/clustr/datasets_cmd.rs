@@ -114,6 +114,7 @@ fn export(e: ExportArgs) -> CliResult {
     if let Some(p) = &e.labels_out {
         write_labels(p, &ds.target)?;
     }
+    crate::harness::commit_outputs()?;
     eprintln!(
         "clustr: wrote {} ({} x {}) to {}",
         ds.name,

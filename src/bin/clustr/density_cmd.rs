@@ -78,7 +78,7 @@ pub fn run_dbscan(a: DbscanArgs) -> CliResult {
         .metric(metric)
         .index(c.index()?);
     if let Some(p) = &a.sample_weight {
-        let w = clustr::data::read_matrix::<f64>(p)?;
+        let w = crate::harness::read_matrix::<f64>(p)?;
         params = params.sample_weight(w.into_iter().collect());
     }
     let ((model, d, n, fit_s), threads) = c.exec.run(|_backend| {

@@ -54,6 +54,7 @@ fn compute<F: Scalar>(a: &Args, metric: MetricKind) -> CliResult {
     let x = load_points::<F>(&a.input)?;
     metric
         .check_dim(x.ncols())
+        .and_then(|()| clustr::data::validate::check_metric_magnitude(x.view(), &metric))
         .map_err(|e| CliError::from(e).prefixed(&a.input))?;
     let read_s = secs(t0);
     let (n, d) = x.dim();
@@ -80,6 +81,7 @@ fn compute<F: Scalar>(a: &Args, metric: MetricKind) -> CliResult {
     })?;
     bar.finish_and_clear();
     let dist_s = secs(t1);
+    crate::harness::commit_outputs()?;
     if !a.output.quiet {
         eprintln!(
             "clustr: wrote {n} x {n} {} {metric} distances to {} in {dist_s:.3} s ({threads} threads)",

@@ -2,8 +2,9 @@
 //! external measures against true labels, internal measures from the data or a precomputed
 //! dissimilarity matrix.
 
+use crate::harness::read_matrix;
 use crate::harness::{load_points, print_json, CliError, CliResult, OutputArgs};
-use clustr::data::{read_labels, read_matrix};
+use clustr::data::read_labels;
 use clustr::eval;
 use clustr::{DenseMatrix, Dissimilarity, MetricKind, OnTheFly};
 use serde_json::{json, Map, Value};

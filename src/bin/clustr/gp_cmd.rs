@@ -141,6 +141,7 @@ impl FitArgs {
                 w.flush().map_err(io)
             })?;
         }
+        crate::harness::commit_outputs()?;
         let s = &model.settings;
         for (key, value) in [
             ("algorithm", json!("magmaclust")),
@@ -241,8 +242,8 @@ fn select(a: SelectArgs) -> CliResult {
     a.fit.finish(best, &tasks, summary, threads, started)
 }
 
-/// `A:B:N`: N evenly spaced inputs from A to B.
-fn parse_grid(s: &str) -> CliResult<Array2<f64>> {
+/// `A:B:N`: N evenly spaced inputs from A to B, as (A, B, N).
+fn parse_grid(s: &str) -> CliResult<(f64, f64, usize)> {
     let bad = || {
         CliError::usage(format!(
             "invalid parameter grid = {s}: expected A:B:N with A < B and N >= 2"
@@ -257,22 +258,21 @@ fn parse_grid(s: &str) -> CliResult<Array2<f64>> {
         b.trim().parse().map_err(|_| bad())?,
     );
     let n: usize = n.trim().parse().map_err(|_| bad())?;
-    if a >= b || !a.is_finite() || !b.is_finite() || n < 2 {
+    if a >= b || !a.is_finite() || !b.is_finite() || !(b - a).is_finite() || n < 2 {
         return Err(bad());
     }
-    Ok(Array2::from_shape_fn((n, 1), |(i, _)| {
-        a + (b - a) * i as f64 / (n - 1) as f64
-    }))
+    Ok((a, b, n))
 }
 
 fn predict(a: PredictArgs) -> CliResult {
     let started = Instant::now();
-    let t_pred = match (&a.grid, &a.inputs) {
-        (Some(g), None) => parse_grid(g)?,
+    // The grid is built once the model's memory estimate allows it.
+    let (grid, inputs) = match (&a.grid, &a.inputs) {
+        (Some(g), None) => (Some(parse_grid(g)?), None),
         (None, Some(p)) => {
-            let x = clustr::data::read_matrix::<f64>(p)?;
+            let x = crate::harness::read_matrix::<f64>(p)?;
             clustr::data::validate::check_points(x.view()).map_err(|e| CliError::from(e).prefixed(p))?;
-            x
+            (None, Some(x))
         }
         _ => {
             return Err(CliError::usage(
@@ -280,10 +280,10 @@ fn predict(a: PredictArgs) -> CliResult {
             ))
         }
     };
-    if a.plot.is_some() && t_pred.ncols() != 1 {
+    if a.plot.is_some() && inputs.as_ref().is_some_and(|x| x.ncols() != 1) {
         return Err(CliError::usage("--plot needs one input dimension"));
     }
-    let ((pred, new), threads) = a.exec.run(|_backend| {
+    let ((pred, new, t_pred), threads) = a.exec.run(|_backend| {
         let (model, train) = load_model(&a.model)?;
         let new = Tasks::read_long(&a.new, 1)?;
         if new.len() != 1 {
@@ -294,6 +294,17 @@ fn predict(a: PredictArgs) -> CliResult {
             )));
         }
         let task = &new.tasks[0];
+        let t_pred = match (grid, inputs) {
+            (Some((lo, hi, n)), _) => {
+                clustr::memory::check(
+                    || format!("MagmaClust prediction of {n} inputs"),
+                    model.predict_memory(&train, task.inputs.nrows(), n),
+                    "predict at fewer inputs",
+                )?;
+                Array2::from_shape_fn((n, 1), |(i, _)| lo + (hi - lo) * i as f64 / (n - 1) as f64)
+            }
+            (None, inputs) => inputs.unwrap_or_default(),
+        };
         if task.inputs.ncols() != train.grid.ncols() || t_pred.ncols() != train.grid.ncols() {
             return Err(CliError::usage(format!(
                 "the model has {} input column(s); the new task has {} and the prediction inputs {}",
@@ -303,12 +314,13 @@ fn predict(a: PredictArgs) -> CliResult {
             )));
         }
         let p = model.predict(&train, task.inputs.view(), task.outputs.view(), t_pred.view())?;
-        Ok((p, new))
+        Ok((p, new, t_pred))
     })?;
     write_prediction(&a.out, &t_pred, &pred)?;
     if let Some(p) = &a.plot {
         plot_prediction(p, &t_pred, &pred, &new)?;
     }
+    crate::harness::commit_outputs()?;
     let summary = json!({
         "algorithm": "magmaclust predict",
         "n_points": t_pred.nrows(),

@@ -1,7 +1,7 @@
 //! What every subcommand shares: options for execution and output, loading input, errors and
 //! exit codes, JSON output, progress bars.
 
-use clustr::data::{read_matrix, validate::check_points, NpyRows};
+use clustr::data::{validate::check_points, CsvOptions, NpyRows};
 use clustr::{AnyBackend, BackendChoice, Error, Scalar};
 use ndarray::Array2;
 use std::io::IsTerminal;
@@ -154,9 +154,6 @@ impl clustr::Clustering for WithLabels<'_> {
     fn labels(&self) -> &[i64] {
         &self.labels
     }
-    fn n_clusters(&self) -> usize {
-        self.model.n_clusters()
-    }
     fn loss(&self) -> Option<f64> {
         self.model.loss()
     }
@@ -181,6 +178,23 @@ fn mpi_world() -> CliResult<clustr::comm::SharedComm> {
     }
 }
 
+/// `--header` (Some(true)) / `--no-header` (Some(false)); `None`: guessed per file.
+static CSV_HEADER: std::sync::OnceLock<Option<bool>> = std::sync::OnceLock::new();
+
+/// Sets the `--header` / `--no-header` choice for every CSV input of the run.
+pub fn set_csv_header(header: Option<bool>) {
+    let _ = CSV_HEADER.set(header);
+}
+
+/// Reads a matrix (.npy or CSV, with the run's header choice), without checking its values.
+pub fn read_matrix<F: Scalar>(path: impl AsRef<Path>) -> CliResult<Array2<F>> {
+    let csv = CsvOptions {
+        has_header: CSV_HEADER.get().copied().flatten(),
+        ..Default::default()
+    };
+    Ok(clustr::data::read_matrix_with(path, &csv)?)
+}
+
 /// Reads a data matrix and checks it (non-empty, finite); errors name the file.
 pub fn load_points<F: Scalar>(path: &Path) -> CliResult<Array2<F>> {
     let x = read_matrix::<F>(path)?;
@@ -189,9 +203,12 @@ pub fn load_points<F: Scalar>(path: &Path) -> CliResult<Array2<F>> {
 }
 
 impl CliError {
-    /// Prefixes the message with a file name.
+    /// Prefixes the message with a file name (unless it already starts with it).
     pub fn prefixed(mut self, path: &Path) -> Self {
-        self.message = format!("{}: {}", path.display(), self.message);
+        let prefix = format!("{}: ", path.display());
+        if !self.message.starts_with(&prefix) {
+            self.message = format!("{prefix}{}", self.message);
+        }
         self
     }
 }
@@ -287,11 +304,20 @@ pub struct Report<'a> {
 }
 
 impl Report<'_> {
-    /// Writes the labels (if asked), then prints the summary.
+    /// Writes the labels (if asked), then prints the summary. A non-finite objective is never
+    /// reported as a result: the input was beyond what the arithmetic could take (exit 2).
     pub fn emit(self, algo: &AlgoArgs, out: &OutputArgs, started: Instant) -> CliResult {
+        if let Some(loss) = self.model.loss().filter(|l| !l.is_finite()) {
+            return Err(CliError::from(Error::OutOfRange(format!(
+                "{}: the objective came out as {loss}: the input values are beyond what the \
+                 algorithm's arithmetic can take; rescale the data",
+                self.algorithm
+            ))));
+        }
         if let Some(p) = &algo.labels_out {
             clustr::data::write_labels(p, self.model.labels())?;
         }
+        commit_outputs()?;
         let mut seconds = serde_json::Map::new();
         seconds.insert("total".into(), serde_json::json!(secs(started)));
         for (k, v) in &self.seconds {
@@ -342,4 +368,11 @@ pub enum Dtype {
     /// 64-bit floats.
     #[value(alias = "float64")]
     F64,
+}
+
+/// Renames every output of the run into place (all or none); called before the summary that
+/// says they were written.
+pub fn commit_outputs() -> CliResult {
+    clustr::data::output::commit_staged()?;
+    Ok(())
 }

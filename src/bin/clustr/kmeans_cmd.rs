@@ -1,11 +1,12 @@
 //! `clustr kmeans INPUT --k K [--init k-means++|random|FILE] [--n-init N] [--tol T] ...` and
 //! `clustr minibatch-kmeans INPUT --k K [--batch-size B] ...` (a .npy input is streamed).
 
+use crate::harness::read_matrix;
 use crate::harness::{
     iteration_bar, load_points, secs, AlgoArgs, CliError, CliResult, Dtype, ExecArgs, OutputArgs, Processes,
     Report,
 };
-use clustr::data::{read_matrix, FileKind};
+use clustr::data::FileKind;
 use clustr::kmeans::{Algorithm, KMeans, KMeansInit, MiniBatchKMeans};
 use clustr::Backend as _;
 use clustr::{Fit, Scalar};

@@ -4,11 +4,11 @@
 //! distance matrix (refused, with the memory it needs, when it would not fit); the CLARA and
 //! CLARANS families compute distances on the fly in O(n·k) memory.
 
+use crate::harness::read_matrix;
 use crate::harness::{
     iteration_bar, load_points, secs, AlgoArgs, CliError, CliResult, Dtype, ExecArgs, OutputArgs, Processes,
     Report,
 };
-use clustr::data::read_matrix;
 use clustr::kmedoids::{Clara, Clarans, Init, KMedoids, KMedoidsModel, KValue};
 use clustr::{AnyBackend, Backend as _};
 use clustr::{DenseMatrix, Dissimilarity, Fit, MetricKind, OnTheFly, ProgressFn, Scalar};

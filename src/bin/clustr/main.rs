@@ -15,6 +15,7 @@ mod kmedoids_cmd;
 mod mixture_cmd;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 /// Scalable clustering: k-medoids, k-means and Gaussian mixtures, DBSCAN/OPTICS, kernel
@@ -28,33 +29,62 @@ struct Cli {
     /// it a run stops before allocating, with its estimate and what to use instead.
     #[arg(long, global = true, value_parser = max_memory)]
     max_memory: Option<u64>,
+    /// The first line of every CSV input is a header (default: it is one when all its cells
+    /// are non-numbers).
+    #[arg(long, global = true, conflicts_with = "no_header")]
+    header: bool,
+    /// The first line of every CSV input is data.
+    #[arg(long, global = true)]
+    no_header: bool,
 }
 
-/// Every output file of the command (`--out`, `--*-out`, `--plot`) can be created, and no two
-/// are the same, checked before any work: a run with several outputs never writes some and
-/// then fails on another.
-fn check_outputs(m: &clap::ArgMatches) -> harness::CliResult {
-    let mut seen: Vec<&std::path::PathBuf> = Vec::new();
-    let mut level = Some(m);
+/// The files of the command, as (how the user named it, path): its outputs (`--out`,
+/// `--*-out`, `--plot`) and its inputs (every other path, and a text option such as `--init`
+/// that names an existing file).
+type Files = Vec<(String, PathBuf)>;
+
+fn command_files(cmd: &clap::Command, m: &clap::ArgMatches) -> (Files, Files) {
+    let (mut inputs, mut outputs) = (Vec::new(), Vec::new());
+    let (mut cmd, mut level) = (cmd, Some(m));
     while let Some(m) = level {
-        for id in m.ids() {
-            let name = id.as_str();
-            if !(name == "out" || name == "plot" || name.ends_with("_out")) {
-                continue;
-            }
-            if let Ok(Some(path)) = m.try_get_one::<std::path::PathBuf>(name) {
-                if seen.contains(&path) {
-                    return Err(harness::CliError::usage(format!(
-                        "{}: given for two outputs",
-                        path.display()
-                    )));
+        for arg in cmd.get_arguments() {
+            let id = arg.get_id().as_str();
+            let name = arg.get_long().map_or(String::new(), |long| format!("--{long}"));
+            let output = id == "out" || id == "plot" || id.ends_with("_out");
+            if let Ok(Some(path)) = m.try_get_one::<PathBuf>(id) {
+                if output {
+                    outputs.push((name, path.clone()));
+                } else {
+                    inputs.push((name, path.clone()));
                 }
-                clustr::data::check_writable(path)?;
-                seen.push(path);
+            } else if let Ok(Some(text)) = m.try_get_one::<String>(id) {
+                if Path::new(text).is_file() {
+                    inputs.push((name, PathBuf::from(text)));
+                }
             }
         }
-        level = m.subcommand().map(|(_, sub)| sub);
+        level = None;
+        if let Some((sub_name, sub)) = m.subcommand() {
+            if let Some(sub_cmd) = cmd.find_subcommand(sub_name) {
+                (cmd, level) = (sub_cmd, Some(sub));
+            }
+        }
     }
+    (inputs, outputs)
+}
+
+fn named(files: &[(String, PathBuf)]) -> Vec<clustr::data::output::NamedPath<'_>> {
+    files
+        .iter()
+        .map(|(name, path)| clustr::data::output::NamedPath { name, path })
+        .collect()
+}
+
+/// Checks before any work that every output can be written and replaces neither an input nor
+/// another output (see `clustr::data::output::check_outputs`).
+fn check_outputs(cmd: &clap::Command, m: &clap::ArgMatches) -> harness::CliResult {
+    let (inputs, outputs) = command_files(cmd, m);
+    clustr::data::output::check_outputs(&named(&inputs), &named(&outputs))?;
     Ok(())
 }
 
@@ -125,7 +155,9 @@ fn main() -> ExitCode {
         eprintln!("clustr: interrupted; no output written");
         std::process::exit(130);
     });
-    let parsed = Cli::command()
+    let command = Cli::command();
+    let parsed = command
+        .clone()
         .try_get_matches()
         .and_then(|m| Cli::from_arg_matches(&m).map(|cli| (cli, m)));
     let (cli, matches) = match parsed {
@@ -143,13 +175,16 @@ fn main() -> ExitCode {
                     ExitCode::SUCCESS
                 };
             }
-            return harness::fail(&harness::CliError::usage(first_line(&e.to_string())));
+            return harness::fail(&harness::CliError::usage(usage_error(&e)));
         }
     };
     clustr::memory::set_max_memory(cli.max_memory);
-    if let Err(e) = check_outputs(&matches) {
+    harness::set_csv_header((cli.header || cli.no_header).then_some(cli.header));
+    if let Err(e) = check_outputs(&command, &matches) {
         return harness::fail(&e);
     }
+    // Outputs wait until the command succeeds, then are renamed into place together.
+    clustr::data::output::stage_outputs();
     let result = match cli.command {
         Command::Distances(a) => distances::run(a),
         Command::Eval(a) => eval_cmd::run(a),
@@ -176,10 +211,26 @@ fn main() -> ExitCode {
         Command::Clarans(a) => kmedoids_cmd::run("clarans", a),
         Command::Fastclarans(a) => kmedoids_cmd::run("fastclarans", a),
     };
-    match result {
+    match result.and_then(|()| harness::commit_outputs()) {
         Ok(()) => ExitCode::SUCCESS,
-        Err(e) => harness::fail(&e),
+        Err(e) => {
+            clustr::data::output::discard_staged();
+            harness::fail(&e)
+        }
     }
+}
+
+/// The one line of a usage error. A missing argument is named (clap lists them on the lines
+/// after its first).
+fn usage_error(e: &clap::Error) -> String {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    if e.kind() == ErrorKind::MissingRequiredArgument {
+        if let Some(ContextValue::Strings(missing)) = e.get(ContextKind::InvalidArg) {
+            let s = if missing.len() == 1 { "" } else { "s" };
+            return format!("missing required argument{s}: {}", missing.join(", "));
+        }
+    }
+    first_line(&e.to_string())
 }
 
 fn first_line(s: &str) -> String {

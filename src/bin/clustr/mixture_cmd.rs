@@ -213,6 +213,7 @@ pub fn run_ppp(a: PppArgs) -> CliResult {
         let flags: Vec<i64> = model.separable.iter().map(|&s| i64::from(s)).collect();
         clustr::data::write_labels(p, &flags)?;
     }
+    crate::harness::commit_outputs()?;
     if !a.output.quiet {
         eprintln!("    k  stability  agreement      score            BIC  distinct   best");
         for r in &model.table {
