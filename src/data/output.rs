@@ -68,14 +68,16 @@ static STAGING: AtomicBool = AtomicBool::new(false);
 /// Finished outputs waiting for [`commit_staged`]: (temporary, target).
 static STAGED: Mutex<Vec<(tempfile::TempPath, PathBuf)>> = Mutex::new(Vec::new());
 
-/// From now on, finished outputs wait as temporaries until [`commit_staged`] (all renamed)
-/// or [`discard_staged`] (all removed), so a run with several outputs writes all or none.
+/// From now on, finished outputs (of every thread of the process) wait as temporaries until
+/// [`commit_staged`] (all renamed) or [`discard_staged`] (all removed), so a run with several
+/// outputs writes all or none. Either ends the staging.
 pub fn stage_outputs() {
     STAGING.store(true, Ordering::SeqCst);
 }
 
-/// Removes every staged output; the targets stay as they were.
+/// Removes every staged output (the targets stay as they were) and ends the staging.
 pub fn discard_staged() {
+    STAGING.store(false, Ordering::SeqCst);
     let staged = std::mem::take(&mut *lock(&STAGED));
     for (tmp, _) in staged {
         unregister(&tmp);
@@ -84,8 +86,10 @@ pub fn discard_staged() {
 }
 
 /// Renames every staged output over its target: all of them, or, if one rename fails, none
-/// (the targets replaced so far get their old content back). Returns the targets written.
+/// (the targets replaced so far get their old content back). Ends the staging; returns the
+/// targets written.
 pub fn commit_staged() -> Result<Vec<PathBuf>> {
+    STAGING.store(false, Ordering::SeqCst);
     let staged = std::mem::take(&mut *lock(&STAGED));
     // Existing targets are kept as hard links until every rename has succeeded.
     let backups: Vec<Option<tempfile::TempPath>> = staged.iter().map(|(_, target)| backup(target)).collect();

@@ -248,13 +248,31 @@ pub fn check_extents<F: Scalar>(
     } else {
         log2_sum_of_powers(logs.iter().copied(), p)
     };
+    let j = (0..d)
+        .max_by(|&a, &b| logs[a].total_cmp(&logs[b]))
+        .expect("d > 0");
+    // Powers above 1 of the widest column must not underflow: below the smallest normal
+    // number every distance would round towards 0 and the partition be noise. (A column of
+    // one value, the data's all points equal, is fine: its distances are exactly 0.)
+    let smallest = F::min_positive_value().to_f64_exact().log2();
+    let top = logs[j];
+    if p > 1.0 && p.is_finite() && top.is_finite() && p * top < smallest {
+        let (lo, hi) = extents[j];
+        return Err(out_of_range(format!(
+            "the widest column, {j}, spans only {} (from {} to {}), but {algorithm} raises \
+             {what} to the power {p}, which underflows {dtype} below {}: every distance would \
+             be about 0; rescale the data (a column should span at least {})",
+            fmt(top.exp2()),
+            fmt(lo),
+            fmt(hi),
+            fmt(smallest.exp2()),
+            fmt((smallest / p).exp2()),
+        )));
+    }
     let log_scale = if scale > 0.0 { scale.log2() } else { 0.0 };
     if log_total + log_n - log_scale <= limit {
         return Ok(());
     }
-    let j = (0..d)
-        .max_by(|&a, &b| logs[a].total_cmp(&logs[b]))
-        .expect("d > 0");
     let (lo, hi) = extents[j];
     let power = if p.is_infinite() {
         "largest".to_string()
