@@ -349,11 +349,23 @@ pub fn calinski_harabasz<F: Scalar>(x: ArrayView2<F>, labels: &[i64]) -> Result<
                 .sum::<f64>()
         })
         .sum();
-    Ok(if intra == 0.0 {
+    let index = if intra == 0.0 {
         1.0
     } else {
         extra * (n - k) as f64 / (intra * (k as f64 - 1.0))
-    })
+    };
+    finite_index("Calinski–Harabasz", index)
+}
+
+/// An index beyond float64's range is an error, not a result.
+fn finite_index(name: &str, v: f64) -> Result<f64> {
+    if v.is_finite() {
+        return Ok(v);
+    }
+    Err(crate::error::Error::OutOfRange(format!(
+        "the {name} index is beyond the range of float64 (a cluster spread almost 0 beside \
+         far-apart clusters)"
+    )))
 }
 
 /// Davies–Bouldin index: the mean over clusters of the worst (sᵢ + sⱼ)/dᵢⱼ, with s the mean
@@ -389,7 +401,7 @@ pub fn davies_bouldin<F: Scalar>(x: ArrayView2<F>, labels: &[i64]) -> Result<f64
                 .fold(f64::NEG_INFINITY, f64::max)
         })
         .sum();
-    Ok(score / k as f64)
+    finite_index("Davies–Bouldin", score / k as f64)
 }
 
 #[cfg(test)]
