@@ -4,6 +4,7 @@
 //! translation invariant, and centring shrinks the norms that cancel), clamped at 0, with an
 //! exact recomputation of the pairs where cancellation could cost accuracy.
 
+use super::nearest::{nearest_into, nearest_seq, Centres, Slot};
 use super::{check_pairwise_shapes, fill_c_order, Backend, Nearest, NearestTwo};
 use crate::data::standard_layout;
 use crate::error::Result;
@@ -368,10 +369,66 @@ impl Backend for CpuBackend {
         centres: ArrayView2<F>,
         metric: &M,
     ) -> Result<Vec<Nearest<F>>> {
-        Ok(self
-            .assign(x, centres, metric, false)?
-            .into_iter()
-            .map(|n| n.first)
+        let mut out = Vec::new();
+        self.nearest_into(x, centres, metric, &mut out)?;
+        Ok(out)
+    }
+
+    fn nearest_into<F: Scalar, M: Metric>(
+        &self,
+        x: ArrayView2<F>,
+        centres: ArrayView2<F>,
+        metric: &M,
+        out: &mut Vec<Nearest<F>>,
+    ) -> Result<()> {
+        self.assign(x, centres, metric, false, out)
+    }
+
+    fn nearest_fold<F, M, T, I, G>(
+        &self,
+        x: ArrayView2<F>,
+        centres: ArrayView2<F>,
+        metric: &M,
+        chunk: usize,
+        init: I,
+        fold: G,
+    ) -> Result<Vec<T>>
+    where
+        F: Scalar,
+        M: Metric,
+        T: Send,
+        I: Fn() -> T + Sync,
+        G: Fn(&mut T, usize, ArrayView2<F>, &[Nearest<F>]) + Sync,
+    {
+        let kind = metric.kind();
+        if !(self.gemm && matches!(kind, Some(MetricKind::Euclidean | MetricKind::SqEuclidean))) {
+            // (all assignments first, then the folds)
+            let near = self.nearest(x, centres, metric)?;
+            return Ok(super::fold_chunks(x, &near, chunk, init, fold));
+        }
+        check_pairwise_shapes(&x, &centres, metric, None)?;
+        if centres.nrows() == 0 {
+            return Err(crate::Error::EmptyInput {
+                what: "no centres to assign to".into(),
+            });
+        }
+        let (x, c) = (standard_layout(x), standard_layout(centres));
+        let prepared = Centres::new(c.view(), F::kernels().isa);
+        let root = kind == Some(MetricKind::Euclidean);
+        let sub = super::nearest::ROWS;
+        Ok(x.axis_chunks_iter(Axis(0), chunk.max(1))
+            .into_par_iter()
+            .enumerate()
+            .map(|(ci, rows)| {
+                let mut acc = init();
+                let mut near = vec![Nearest::empty(); sub];
+                for (b, xb) in rows.axis_chunks_iter(Axis(0), sub).enumerate() {
+                    let near = &mut near[..xb.nrows()];
+                    nearest_seq(xb, &prepared, false, near, root);
+                    fold(&mut acc, ci * chunk + b * sub, xb, near);
+                }
+                acc
+            })
             .collect())
     }
 
@@ -381,19 +438,23 @@ impl Backend for CpuBackend {
         centres: ArrayView2<F>,
         metric: &M,
     ) -> Result<Vec<NearestTwo<F>>> {
-        self.assign(x, centres, metric, true)
+        let mut out = Vec::new();
+        self.assign(x, centres, metric, true, &mut out)?;
+        Ok(out)
     }
 }
 
 impl CpuBackend {
-    /// The nearest (and, with `want_second`, second-nearest) centre of each row of `x`.
-    fn assign<F: Scalar, M: Metric>(
+    /// The nearest (and, with `want_second`, second-nearest) centre of each row of `x`, into
+    /// `out` (resized to one per row; its allocation is reused).
+    fn assign<F: Scalar, M: Metric, S: Slot<F> + Clone>(
         &self,
         x: ArrayView2<F>,
         centres: ArrayView2<F>,
         metric: &M,
         want_second: bool,
-    ) -> Result<Vec<NearestTwo<F>>> {
+        out: &mut Vec<S>,
+    ) -> Result<()> {
         check_pairwise_shapes(&x, &centres, metric, None)?;
         if centres.nrows() == 0 {
             return Err(crate::Error::EmptyInput {
@@ -401,92 +462,32 @@ impl CpuBackend {
             });
         }
         let (x, c) = (standard_layout(x), standard_layout(centres));
-        let plan = self.plan(c.view(), metric.kind(), true);
-        let root = metric.kind() == Some(MetricKind::Euclidean);
+        let kind = metric.kind();
+        out.clear();
+        out.resize_with(x.nrows(), S::empty);
+        let root = kind == Some(MetricKind::Euclidean);
+        if self.gemm && matches!(kind, Some(MetricKind::Euclidean | MetricKind::SqEuclidean)) {
+            // The fused GEMM kernel, exact by refinement (see `nearest`).
+            let prepared = Centres::new(c.view(), F::kernels().isa);
+            nearest_into(x.view(), &prepared, want_second, out, root);
+            return Ok(());
+        }
+        let plan = self.plan(c.view(), kind, true);
         let k = c.nrows();
-        let eps = F::epsilon();
-        // On the GEMM path, candidates within the form's error bound of the second-smallest
-        // value are recomputed exactly, so the winners and their ties are those of exact
-        // distances (lowest index first), as on the direct path.
-        let refine = match &plan {
-            Plan::Gemm { ny, mu, .. } => Some((ny.iter().fold(F::zero(), |m, &v| m.max(v)), mu.as_slice())),
-            Plan::CosineGemm { .. } | Plan::Haversine { .. } | Plan::Pairs { .. } => None,
-        };
-        let d = c.ncols();
-        let c_slice = c.as_slice().expect("standard layout");
-        let blocks: Vec<Vec<NearestTwo<F>>> = x
-            .axis_chunks_iter(Axis(0), GEMM_BLOCK)
+        x.axis_chunks_iter(Axis(0), ROW_BLOCK)
             .into_par_iter()
-            .map_init(
-                // Per-thread buffers, reused across blocks.
-                || (Array2::<F>::zeros((GEMM_BLOCK, k)), Vec::<F>::new()),
-                |(full, xc), xb| {
-                    let mut buf = full.slice_mut(s![..xb.nrows(), ..]);
-                    match &plan {
-                        // Only the ranking matters before the exact refinement: ‖y‖² − 2x·y, the
-                        // squared distance less the row's constant ‖x‖², without clamping.
-                        Plan::Gemm { yc, ny, mu, .. } => {
-                            let src = xb.to_slice().expect("standard layout");
-                            xc.resize(src.len(), F::zero());
-                            for (dst, row) in xc.chunks_exact_mut(d).zip(src.chunks_exact(d)) {
-                                for ((o, &v), &m) in dst.iter_mut().zip(row).zip(mu) {
-                                    *o = v - m;
-                                }
-                            }
-                            let xcv =
-                                ArrayView2::from_shape((xb.nrows(), d), &xc[..src.len()]).expect("shape");
-                            gemm_abt(xcv, yc.view(), buf.view_mut(), F::from_f64_lossy(-2.0));
-                            for row in buf.as_slice_mut().expect("contiguous rows").chunks_exact_mut(k) {
-                                row.iter_mut().zip(ny).for_each(|(v, &n)| *v += n);
-                            }
-                        }
-                        _ => self.block(&plan, metric, true, xb, c.view(), buf.view_mut()),
+            .zip(out.par_chunks_mut(ROW_BLOCK))
+            .for_each(|(xb, out)| {
+                let mut buf = Array2::<F>::zeros((xb.nrows(), k));
+                self.block(&plan, metric, true, xb, c.view(), buf.view_mut());
+                for (row, o) in buf.rows().into_iter().zip(out) {
+                    let mut best = pick(row.iter().copied().enumerate(), want_second);
+                    if root {
+                        best.sqrt_distances();
                     }
-                    let mut cands: Vec<(usize, F)> = Vec::new();
-                    buf.rows()
-                        .into_iter()
-                        .zip(xb.rows())
-                        .map(|(row, point)| {
-                            let row = row.to_slice().expect("standard layout");
-                            let approx = pick(row.iter().copied().enumerate(), want_second);
-                            let mut best = match refine {
-                                None => approx,
-                                Some((ny_max, mu)) => {
-                                    let p = point.to_slice().expect("standard layout");
-                                    let nx = p
-                                        .iter()
-                                        .zip(mu)
-                                        .fold(F::zero(), |s, (&v, &m)| s + (v - m) * (v - m));
-                                    let bound =
-                                        F::from_usize(2 * (p.len() + 4)).unwrap() * eps * (nx + ny_max);
-                                    let limit = approx.second.unwrap_or(approx.first).distance + bound;
-                                    cands.clear();
-                                    for (j, &v) in row.iter().enumerate() {
-                                        if v <= limit {
-                                            cands.push((j, F::sqeuclidean(p, &c_slice[j * d..(j + 1) * d])));
-                                        }
-                                    }
-                                    if cands.is_empty() {
-                                        // (only where the form overflowed: no value passed a
-                                        // non-finite limit; the callers refuse such data)
-                                        approx
-                                    } else {
-                                        pick(cands.iter().copied(), want_second)
-                                    }
-                                }
-                            };
-                            if root {
-                                best.first.distance = best.first.distance.sqrt();
-                                if let Some(s) = best.second.as_mut() {
-                                    s.distance = s.distance.sqrt();
-                                }
-                            }
-                            best
-                        })
-                        .collect()
-                },
-            )
-            .collect();
-        Ok(blocks.into_iter().flatten().collect())
+                    o.set(best);
+                }
+            });
+        Ok(())
     }
 }

@@ -5,6 +5,7 @@
 mod cpu;
 #[cfg(feature = "cuda")]
 pub mod cuda;
+mod nearest;
 pub mod simd;
 
 pub use cpu::CpuBackend;
@@ -65,6 +66,44 @@ pub trait Backend: Send + Sync {
         centres: ArrayView2<F>,
         metric: &M,
     ) -> Result<Vec<NearestTwo<F>>>;
+
+    /// The nearest centre of every row of `x`, handed to `fold` chunk by chunk while the
+    /// chunk's rows are still in cache: chunks of `chunk` rows in parallel, each folded from
+    /// `init()` over its rows in order (`fold(acc, first_row, rows, nearest)`, possibly in
+    /// several calls per chunk); the results in chunk order, so sums over them do not depend
+    /// on the thread count. (Lloyd's k-means assigns and sums each chunk in one pass.)
+    fn nearest_fold<F, M, T, I, G>(
+        &self,
+        x: ArrayView2<F>,
+        centres: ArrayView2<F>,
+        metric: &M,
+        chunk: usize,
+        init: I,
+        fold: G,
+    ) -> Result<Vec<T>>
+    where
+        F: Scalar,
+        M: Metric,
+        T: Send,
+        I: Fn() -> T + Sync,
+        G: Fn(&mut T, usize, ArrayView2<F>, &[Nearest<F>]) + Sync,
+    {
+        let near = self.nearest(x, centres, metric)?;
+        Ok(fold_chunks(x, &near, chunk, init, fold))
+    }
+
+    /// [`Backend::nearest`] into `out` (one per row of `x`): an iterative caller reuses one
+    /// allocation.
+    fn nearest_into<F: Scalar, M: Metric>(
+        &self,
+        x: ArrayView2<F>,
+        centres: ArrayView2<F>,
+        metric: &M,
+        out: &mut Vec<Nearest<F>>,
+    ) -> Result<()> {
+        *out = self.nearest(x, centres, metric)?;
+        Ok(())
+    }
 }
 
 /// The `--backend` choice of the command line.
@@ -181,6 +220,43 @@ impl Backend for AnyBackend {
         }
     }
 
+    fn nearest_into<F: Scalar, M: Metric>(
+        &self,
+        x: ArrayView2<F>,
+        centres: ArrayView2<F>,
+        metric: &M,
+        out: &mut Vec<Nearest<F>>,
+    ) -> Result<()> {
+        match self {
+            AnyBackend::Cpu(b) => b.nearest_into(x, centres, metric, out),
+            #[cfg(feature = "cuda")]
+            AnyBackend::Cuda(b) => b.nearest_into(x, centres, metric, out),
+        }
+    }
+
+    fn nearest_fold<F, M, T, I, G>(
+        &self,
+        x: ArrayView2<F>,
+        centres: ArrayView2<F>,
+        metric: &M,
+        chunk: usize,
+        init: I,
+        fold: G,
+    ) -> Result<Vec<T>>
+    where
+        F: Scalar,
+        M: Metric,
+        T: Send,
+        I: Fn() -> T + Sync,
+        G: Fn(&mut T, usize, ArrayView2<F>, &[Nearest<F>]) + Sync,
+    {
+        match self {
+            AnyBackend::Cpu(b) => b.nearest_fold(x, centres, metric, chunk, init, fold),
+            #[cfg(feature = "cuda")]
+            AnyBackend::Cuda(b) => b.nearest_fold(x, centres, metric, chunk, init, fold),
+        }
+    }
+
     fn nearest_two<F: Scalar, M: Metric>(
         &self,
         x: ArrayView2<F>,
@@ -193,6 +269,34 @@ impl Backend for AnyBackend {
             AnyBackend::Cuda(b) => b.nearest_two(x, centres, metric),
         }
     }
+}
+
+/// [`Backend::nearest_fold`] over results already computed for all rows.
+pub(crate) fn fold_chunks<F, T, I, G>(
+    x: ArrayView2<F>,
+    near: &[Nearest<F>],
+    chunk: usize,
+    init: I,
+    fold: G,
+) -> Vec<T>
+where
+    F: Scalar,
+    T: Send,
+    I: Fn() -> T + Sync,
+    G: Fn(&mut T, usize, ArrayView2<F>, &[Nearest<F>]) + Sync,
+{
+    use rayon::prelude::*;
+    let chunk = chunk.max(1);
+    x.axis_chunks_iter(ndarray::Axis(0), chunk)
+        .into_par_iter()
+        .zip(near.par_chunks(chunk))
+        .enumerate()
+        .map(|(c, (rows, near))| {
+            let mut acc = init();
+            fold(&mut acc, c * chunk, rows, near);
+            acc
+        })
+        .collect()
 }
 
 /// Runs `fill` on `out` when it is in standard (C) layout, else on a C-order buffer then

@@ -69,6 +69,8 @@ pub struct Kernels<T> {
     pub dot_rows: fn(&[T], &[T], &mut [T]),
     /// `manhattan(a, y)` for each row of `ys`.
     pub manhattan_rows: fn(&[T], &[T], &mut [T]),
+    /// `out ← a − b`, returning Σ outᵢ² (centring a point and its squared norm in one pass).
+    pub centre: fn(&[T], &[T], &mut [T]) -> T,
     /// The instruction set.
     pub isa: Isa,
 }
@@ -130,6 +132,12 @@ macro_rules! portable {
             pub fn manhattan_rows(a: &[$t], ys: &[$t], out: &mut [$t]) {
                 rows::<2>(a, ys, out)
             }
+            pub fn centre(a: &[$t], b: &[$t], out: &mut [$t]) -> $t {
+                for ((o, &x), &y) in out.iter_mut().zip(a).zip(b) {
+                    *o = x - y;
+                }
+                run::<1>(out, out)
+            }
         }
     };
 }
@@ -140,7 +148,7 @@ portable!(f64, portable_f64);
 #[cfg(target_arch = "x86_64")]
 macro_rules! x86 {
     ($m:ident, $feat:literal, $t:ty, $v:ty, $lanes:expr,
-     $zero:ident, $load:ident, $sub:ident, $fmadd:ident, $add:ident, $abs:path, $hsum:path,
+     $zero:ident, $load:ident, $store:ident, $sub:ident, $fmadd:ident, $add:ident, $abs:path, $hsum:path,
      $masked:path) => {
         mod $m {
             use std::arch::x86_64::*;
@@ -208,7 +216,40 @@ macro_rules! x86 {
                 }
             }
 
+            /// `out ← a − b` and Σ outᵢ².
+            #[target_feature(enable = $feat)]
+            unsafe fn centre_impl(a: &[$t], b: &[$t], out: &mut [$t]) -> $t {
+                let n = a.len().min(b.len()).min(out.len());
+                let (pa, pb, po) = (a.as_ptr(), b.as_ptr(), out.as_mut_ptr());
+                let mut acc0: $v = $zero();
+                let mut acc1: $v = $zero();
+                let mut i = 0;
+                // SAFETY: full vectors at i + W <= n; the tail is done one element at a time.
+                unsafe {
+                    while i + 2 * W <= n {
+                        let d0 = $sub($load(pa.add(i)), $load(pb.add(i)));
+                        let d1 = $sub($load(pa.add(i + W)), $load(pb.add(i + W)));
+                        $store(po.add(i), d0);
+                        $store(po.add(i + W), d1);
+                        acc0 = $fmadd(d0, d0, acc0);
+                        acc1 = $fmadd(d1, d1, acc1);
+                        i += 2 * W;
+                    }
+                    let mut tail: $t = 0.0;
+                    while i < n {
+                        let d = *pa.add(i) - *pb.add(i);
+                        *po.add(i) = d;
+                        tail += d * d;
+                        i += 1;
+                    }
+                    $hsum($add(acc0, acc1)) + tail
+                }
+            }
+
             // These wrappers are only stored in a kernel table after the feature was detected.
+            pub fn centre(a: &[$t], b: &[$t], out: &mut [$t]) -> $t {
+                unsafe { centre_impl(a, b, out) }
+            }
             pub fn sqeuclidean_rows(a: &[$t], ys: &[$t], out: &mut [$t]) {
                 unsafe { rows::<0>(a, ys, out) }
             }
@@ -300,6 +341,7 @@ x86!(
     8,
     _mm256_setzero_ps,
     _mm256_loadu_ps,
+    _mm256_storeu_ps,
     _mm256_sub_ps,
     _mm256_fmadd_ps,
     _mm256_add_ps,
@@ -316,6 +358,7 @@ x86!(
     4,
     _mm256_setzero_pd,
     _mm256_loadu_pd,
+    _mm256_storeu_pd,
     _mm256_sub_pd,
     _mm256_fmadd_pd,
     _mm256_add_pd,
@@ -332,6 +375,7 @@ x86!(
     16,
     _mm512_setzero_ps,
     _mm512_loadu_ps,
+    _mm512_storeu_ps,
     _mm512_sub_ps,
     _mm512_fmadd_ps,
     _mm512_add_ps,
@@ -348,6 +392,7 @@ x86!(
     8,
     _mm512_setzero_pd,
     _mm512_loadu_pd,
+    _mm512_storeu_pd,
     _mm512_sub_pd,
     _mm512_fmadd_pd,
     _mm512_add_pd,
@@ -372,6 +417,7 @@ macro_rules! table {
                     sqeuclidean_rows: $avx512::sqeuclidean_rows,
                     dot_rows: $avx512::dot_rows,
                     manhattan_rows: $avx512::manhattan_rows,
+                    centre: $avx512::centre,
                     isa,
                 },
                 #[cfg(target_arch = "x86_64")]
@@ -382,6 +428,7 @@ macro_rules! table {
                     sqeuclidean_rows: $avx2::sqeuclidean_rows,
                     dot_rows: $avx2::dot_rows,
                     manhattan_rows: $avx2::manhattan_rows,
+                    centre: $avx2::centre,
                     isa,
                 },
                 _ => Kernels {
@@ -391,6 +438,7 @@ macro_rules! table {
                     sqeuclidean_rows: $portable::sqeuclidean_rows,
                     dot_rows: $portable::dot_rows,
                     manhattan_rows: $portable::manhattan_rows,
+                    centre: $portable::centre,
                     isa: Isa::Portable,
                 },
             })

@@ -364,34 +364,111 @@ fn mean_variance<F: Scalar>(x: ArrayView2<F>, n_global: usize, comm: &dyn Commun
 /// Rows per chunk of the centre update (fixed, so sums do not depend on the thread count).
 const CHUNK: usize = 4096;
 
-/// Per-cluster coordinate sums and counts of `labels`, in f64.
-fn cluster_sums<F: Scalar>(x: ArrayView2<F>, labels: &[usize], k: usize) -> (Array2<f64>, Vec<u64>) {
-    let d = x.ncols();
-    let parts: Vec<(Vec<f64>, Vec<u64>)> = x
-        .axis_chunks_iter(Axis(0), CHUNK)
-        .into_par_iter()
-        .zip(labels.par_chunks(CHUNK))
-        .map(|(xb, lb)| {
-            let mut sums = vec![0.0f64; k * d];
-            let mut counts = vec![0u64; k];
-            for (row, &l) in xb.rows().into_iter().zip(lb) {
-                counts[l] += 1;
-                let row = row.to_slice().expect("standard layout");
-                sums[l * d..(l + 1) * d]
-                    .iter_mut()
-                    .zip(row)
-                    .for_each(|(s, v)| *s += v.to_f64_exact());
-            }
-            (sums, counts)
-        })
-        .collect();
-    let mut sums = vec![0.0f64; k * d];
-    let mut counts = vec![0u64; k];
-    for (s, c) in parts {
-        sums.iter_mut().zip(s).for_each(|(a, b)| *a += b);
-        counts.iter_mut().zip(c).for_each(|(a, b)| *a += b);
+/// What one assignment pass gathers: per-cluster coordinate sums (f64) and counts, the
+/// inertia and the labels — per chunk of [`CHUNK`] rows in row order, then chunk by chunk in
+/// order, so the sums do not depend on the thread count.
+struct Sums {
+    sums: Vec<f64>,
+    counts: Vec<u64>,
+    inertia: f64,
+    labels: Vec<usize>,
+    d: usize,
+}
+
+impl Sums {
+    fn new(k: usize, d: usize) -> Self {
+        Sums {
+            sums: vec![0.0; k * d],
+            counts: vec![0; k],
+            inertia: 0.0,
+            labels: Vec::new(),
+            d,
+        }
     }
-    (Array2::from_shape_vec((k, d), sums).expect("k x d"), counts)
+
+    /// Adds `rows` with their clusters.
+    fn add<F: Scalar>(&mut self, rows: ArrayView2<F>, labels: impl Iterator<Item = usize>) {
+        let d = self.d;
+        for (row, l) in rows.rows().into_iter().zip(labels) {
+            self.counts[l] += 1;
+            self.labels.push(l);
+            let row = row.to_slice().expect("standard layout");
+            self.sums[l * d..(l + 1) * d]
+                .iter_mut()
+                .zip(row)
+                .for_each(|(s, v)| *s += v.to_f64_exact());
+        }
+    }
+
+    /// Appends a later chunk's sums.
+    fn merge(&mut self, later: Sums) {
+        self.sums.iter_mut().zip(later.sums).for_each(|(a, b)| *a += b);
+        self.counts
+            .iter_mut()
+            .zip(later.counts)
+            .for_each(|(a, b)| *a += b);
+        self.inertia += later.inertia;
+        self.labels.extend(later.labels);
+    }
+
+    /// Folds `parts` (chunks of `x` in order) over waves of one chunk per thread, so at most
+    /// that many k × d partial sums exist at once.
+    fn over<F: Scalar>(
+        x: ArrayView2<F>,
+        k: usize,
+        parts: impl Fn(ArrayView2<F>, usize) -> Result<Vec<Sums>>,
+    ) -> Result<Sums> {
+        let mut total = Sums::new(k, x.ncols());
+        let wave = CHUNK * rayon::current_num_threads().max(1);
+        for start in (0..x.nrows()).step_by(wave) {
+            let rows = x.slice(ndarray::s![start..(start + wave).min(x.nrows()), ..]);
+            for part in parts(rows, start)? {
+                total.merge(part);
+            }
+        }
+        Ok(total)
+    }
+}
+
+/// Per-cluster coordinate sums and counts of `labels`, in f64.
+fn cluster_sums<F: Scalar>(x: ArrayView2<F>, labels: &[usize], k: usize) -> Sums {
+    let d = x.ncols();
+    let parts = |rows: ArrayView2<F>, start: usize| -> Result<Vec<Sums>> {
+        Ok(rows
+            .axis_chunks_iter(Axis(0), CHUNK)
+            .into_par_iter()
+            .enumerate()
+            .map(|(c, rows)| {
+                let mut part = Sums::new(k, d);
+                let first = start + c * CHUNK;
+                part.add(rows, labels[first..first + rows.nrows()].iter().copied());
+                part
+            })
+            .collect())
+    };
+    Sums::over(x, k, parts).unwrap_or_else(|_| Sums::new(k, d))
+}
+
+/// Lloyd's assignment and the sums of the update in one pass over the data: each chunk's
+/// nearest centres, then its rows added to their clusters while still in cache.
+fn assign_and_sum<F: Scalar>(x: ArrayView2<F>, backend: &AnyBackend, centers: &Array2<F>) -> Result<Sums> {
+    let (k, d) = centers.dim();
+    Sums::over(x, k, |rows, _| {
+        backend.nearest_fold(
+            rows,
+            centers.view(),
+            &MetricKind::SqEuclidean,
+            CHUNK,
+            || Sums::new(k, d),
+            |part, _, rows, near| {
+                // (row by row, so the sum does not depend on how the chunk was split)
+                for n in near {
+                    part.inertia += n.distance.to_f64_exact();
+                }
+                part.add(rows, near.iter().map(|n| n.index));
+            },
+        )
+    })
 }
 
 /// One Lloyd run from `centers` (on this process's rows, sums combined over `comm`).
@@ -407,27 +484,18 @@ fn lloyd<F: Scalar>(
     tol: f64,
     progress: Option<&ProgressFn>,
 ) -> Result<KMeansModel<F>> {
-    let k = centers.nrows();
-    let assign = |c: &Array2<F>| -> Result<(Vec<usize>, f64)> {
-        let near = backend.nearest(x, c.view(), &MetricKind::SqEuclidean)?;
-        let mut inertia = [near
-            .par_chunks(CHUNK)
-            .map(|ch| ch.iter().map(|n| n.distance.to_f64_exact()).sum::<f64>())
-            .collect::<Vec<_>>()
-            .iter()
-            .sum()];
-        comm.allreduce_sum(&mut inertia);
-        Ok((near.into_iter().map(|n| n.index).collect(), inertia[0]))
-    };
+    let (k, d) = centers.dim();
     let mut labels_old: Option<Vec<usize>> = None;
     let (mut n_iter, mut converged) = (0, false);
     let mut bounds: Option<Bounds> = None;
     while n_iter < max_iter {
         n_iter += 1;
-        let (labels, inertia) = match algorithm {
+        let (step, inertia) = match algorithm {
             Algorithm::Lloyd | Algorithm::Auto => {
-                let (l, i) = assign(&centers)?;
-                (l, Some(i))
+                let step = assign_and_sum(x, backend, &centers)?;
+                let mut inertia = [step.inertia];
+                comm.allreduce_sum(&mut inertia);
+                (step, Some(inertia[0]))
             }
             Algorithm::Hamerly | Algorithm::Elkan => {
                 let b = match bounds.take() {
@@ -438,13 +506,19 @@ fn lloyd<F: Scalar>(
                         b
                     }
                 };
-                let labels = b.labels().to_vec();
+                let step = cluster_sums(x, b.labels(), k);
                 bounds = Some(b);
-                (labels, None)
+                (step, None)
             }
         };
+        let Sums {
+            sums,
+            mut counts,
+            labels,
+            ..
+        } = step;
+        let mut sums = Array2::from_shape_vec((k, d), sums).expect("k x d");
         let old_centers = centers.clone();
-        let (mut sums, mut counts) = cluster_sums(x, &labels, k);
         comm.allreduce_sum(sums.as_slice_mut().expect("standard layout"));
         comm.allreduce_sum_u64(&mut counts);
         relocate_empty_clusters(x, part, comm, &centers, &labels, &mut sums, &mut counts);
@@ -484,11 +558,13 @@ fn lloyd<F: Scalar>(
     }
     // The final assignment, so labels, centres and inertia agree (after a strict convergence
     // the labels are already those of the final centres).
-    let (labels, inertia) = assign(&centers)?;
+    let last = assign_and_sum(x, backend, &centers)?;
+    let mut inertia = [last.inertia];
+    comm.allreduce_sum(&mut inertia);
     Ok(KMeansModel {
         centers,
-        labels: labels.into_iter().map(|l| l as i64).collect(),
-        inertia,
+        labels: last.labels.into_iter().map(|l| l as i64).collect(),
+        inertia: inertia[0],
         n_iter,
         converged,
         algorithm,
