@@ -502,7 +502,7 @@ fn lloyd<F: Scalar>(
                     None if algorithm == Algorithm::Hamerly => Bounds::Hamerly(Hamerly::new(x, &centers)?),
                     None => Bounds::Elkan(Elkan::new(x, &centers)),
                     Some(mut b) => {
-                        b.update(x, &centers);
+                        b.update(x, &centers)?;
                         b
                     }
                 };
@@ -584,10 +584,13 @@ impl Bounds {
             Bounds::Elkan(e) => &e.labels,
         }
     }
-    fn update<F: Scalar>(&mut self, x: ArrayView2<F>, centers: &Array2<F>) {
+    fn update<F: Scalar>(&mut self, x: ArrayView2<F>, centers: &Array2<F>) -> Result<()> {
         match self {
             Bounds::Hamerly(h) => h.update(x, centers),
-            Bounds::Elkan(e) => e.update(x, centers),
+            Bounds::Elkan(e) => {
+                e.update(x, centers);
+                Ok(())
+            }
         }
     }
     fn moved<F: Scalar>(&mut self, old: &Array2<F>, new: &Array2<F>) {
@@ -767,51 +770,51 @@ impl Hamerly {
             });
     }
 
-    /// Reassigns the points whose bounds no longer prove their centre nearest.
-    fn update<F: Scalar>(&mut self, x: ArrayView2<F>, centers: &Array2<F>) {
-        let k = centers.nrows();
-        let c = centers.as_slice().expect("contiguous");
+    /// Reassigns the points whose bounds no longer prove their centre nearest: their bound
+    /// tightened first, then those it still does not settle searched together on the
+    /// nearest-centre kernel (nearest and second nearest, ties to the lowest index).
+    fn update<F: Scalar>(&mut self, x: ArrayView2<F>, centers: &Array2<F>) -> Result<()> {
+        let cpu = CpuBackend::default();
         let d = centers.ncols();
-        let row = |j: usize| &c[j * d..(j + 1) * d];
-        // Half the distance from each centre to its nearest other centre.
-        let half: Vec<f64> = (0..k)
-            .map(|j| {
-                0.5 * (0..k)
-                    .filter(|&q| q != j)
-                    .map(|q| dist(row(j), row(q)))
-                    .fold(f64::INFINITY, f64::min)
-            })
+        let c = centers.as_slice().expect("contiguous");
+        // Half the distance from each centre to its nearest other centre (its second nearest
+        // among the centres: itself is the nearest, or a duplicate at distance 0).
+        let half: Vec<f64> = cpu
+            .nearest_two(centers.view(), centers.view(), &MetricKind::Euclidean)?
+            .iter()
+            .map(|n| 0.5 * n.second.map_or(f64::INFINITY, |s| s.distance.to_f64_exact()))
             .collect();
         let xs = x.as_slice().expect("standard layout");
-        self.labels
-            .par_iter_mut()
+        let unsettled: Vec<usize> = self
+            .labels
+            .par_iter()
             .zip(self.upper.par_iter_mut())
-            .zip(self.lower.par_iter_mut())
+            .zip(self.lower.par_iter())
             .enumerate()
-            .for_each(|(i, ((a, u), l))| {
-                let p = &xs[i * d..(i + 1) * d];
-                let m = half[*a].max(*l);
+            .filter_map(|(i, ((&a, u), &l))| {
+                let m = half[a].max(l);
                 if *u <= m {
-                    return;
+                    return None;
                 }
-                *u = dist(p, row(*a));
-                if *u <= m {
-                    return;
-                }
-                // Every centre: nearest and second nearest, ties to the lowest index.
-                let (mut best, mut bd, mut sd) = (0, dist(p, row(0)), f64::INFINITY);
-                for j in 1..k {
-                    let v = dist(p, row(j));
-                    if v < bd {
-                        (sd, bd, best) = (bd, v, j);
-                    } else if v < sd {
-                        sd = v;
-                    }
-                }
-                (*a, *u, *l) = (best, bd, sd);
-            });
+                *u = dist(&xs[i * d..(i + 1) * d], &c[a * d..(a + 1) * d]);
+                (*u > m).then_some(i)
+            })
+            .collect();
+        for batch in unsettled.chunks(HAMERLY_BATCH) {
+            let rows = x.select(Axis(0), batch);
+            let near = cpu.nearest_two(rows.view(), centers.view(), &MetricKind::Euclidean)?;
+            for (&i, n) in batch.iter().zip(near) {
+                self.labels[i] = n.first.index;
+                self.upper[i] = n.first.distance.to_f64_exact();
+                self.lower[i] = n.second.map_or(f64::INFINITY, |s| s.distance.to_f64_exact());
+            }
+        }
+        Ok(())
     }
 }
+
+/// Points whose Hamerly bounds fail are searched in batches of this many rows.
+const HAMERLY_BATCH: usize = 16_384;
 
 /// scikit-learn's `_relocate_empty_clusters_dense`: each empty cluster takes the point
 /// farthest from its assigned centre (farthest first, ties to the lowest row); the point leaves
