@@ -1,0 +1,39 @@
+"""The first lines of every results file: the command that made it, the commit, the date, the
+machine and the thread counts, so a reader can reproduce (or discount) each figure."""
+import datetime
+import os
+import platform
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+
+def _cpu():
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown CPU"
+
+
+def header(threads):
+    root = Path(__file__).resolve().parents[1]
+    try:
+        commit = subprocess.run(["git", "-C", str(root), "rev-parse", "--short", "HEAD"], capture_output=True,
+                                text=True, check=True).stdout.strip()
+        if subprocess.run(["git", "-C", str(root), "diff", "--quiet", "HEAD", "--", "src"]).returncode:
+            commit += " (with uncommitted changes under src/)"
+    except (OSError, subprocess.CalledProcessError):
+        commit = "unknown"
+    command = "python " + " ".join(shlex.quote(a) for a in [os.path.relpath(sys.argv[0], root)] + sys.argv[1:])
+    return [
+        f"- command: `{command}`",
+        f"- commit: {commit}",
+        f"- date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC",
+        f"- machine: {_cpu()}, {os.cpu_count()} logical CPUs, {platform.system()} {platform.release()}",
+        f"- threads: {', '.join(str(t) for t in threads)} (each library limited to the same count)",
+        "",
+    ]
