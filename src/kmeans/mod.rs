@@ -911,6 +911,43 @@ pub fn kmeans_plus_plus_indices<F: Scalar>(
     greedy_kmeans_plus_plus(x, k, rng, part, &SingleProcess)
 }
 
+/// One k-means++ step's work in one pass over the points: the squared distance of every point
+/// to each candidate into `dist` (n × candidates, computed directly, so exact), and for each
+/// candidate the potential Σᵢ min(closestᵢ, dist(i, candidate)). Summed in fixed chunks of
+/// rows, in order, so the result does not depend on the thread count. (A GEMM does not pay
+/// here: with a handful of candidates the pass is bound by reading the points.)
+fn candidate_potentials<F: Scalar>(
+    x: ArrayView2<F>,
+    candidates: ArrayView2<F>,
+    closest: &[f64],
+    dist: &mut Array2<f64>,
+) -> Vec<f64> {
+    let t = candidates.nrows();
+    let (x, candidates) = (x.as_standard_layout(), candidates.as_standard_layout());
+    let parts: Vec<Vec<f64>> = x
+        .axis_chunks_iter(Axis(0), CHUNK)
+        .into_par_iter()
+        .zip(dist.axis_chunks_iter_mut(Axis(0), CHUNK))
+        .zip(closest.par_chunks(CHUNK))
+        .map(|((rows, mut out), closest)| {
+            let mut pot = vec![0.0f64; t];
+            for ((row, mut o), &c) in rows.rows().into_iter().zip(out.rows_mut()).zip(closest) {
+                let row = row.to_slice().expect("standard layout");
+                for ((o, p), cand) in o.iter_mut().zip(pot.iter_mut()).zip(candidates.rows()) {
+                    *o = F::sqeuclidean(row, cand.to_slice().expect("standard layout")).to_f64_exact();
+                    *p += c.min(*o);
+                }
+            }
+            pot
+        })
+        .collect();
+    let mut total = vec![0.0f64; t];
+    for part in parts {
+        total.iter_mut().zip(part).for_each(|(a, b)| *a += b);
+    }
+    total
+}
+
 /// Greedy k-means++ over the rows of all processes (`x` is this process's slice): the same
 /// draws and choices as on one process; returns global row indices.
 pub(crate) fn greedy_kmeans_plus_plus<F: Scalar>(
@@ -922,18 +959,13 @@ pub(crate) fn greedy_kmeans_plus_plus<F: Scalar>(
 ) -> Result<Vec<usize>> {
     let (n, n_local) = (part.n_global, x.nrows());
     let trials = 2 + (k as f64).ln().floor() as usize;
-    let backend = CpuBackend::default();
     let first = rng.random_range(0..n);
     let mut chosen = vec![first];
-    let mut closest = Array2::<F>::zeros((1, n_local));
-    backend.pairwise(
-        fetch_rows(x, part, &[first], comm).view(),
-        x,
-        &MetricKind::SqEuclidean,
-        closest.view_mut(),
-    )?;
-    let mut closest: Vec<f64> = closest.iter().map(|v| v.to_f64_exact()).collect();
-    let mut potential = [closest.iter().sum::<f64>()];
+    let mut closest = vec![f64::INFINITY; n_local];
+    let mut dist = Array2::<f64>::zeros((n_local, 1));
+    let mut potential =
+        [candidate_potentials(x, fetch_rows(x, part, &[first], comm).view(), &closest, &mut dist)[0]];
+    closest.iter_mut().zip(dist.column(0)).for_each(|(a, &b)| *a = b);
     comm.allreduce_sum(&mut potential);
     let mut potential = potential[0];
     for _ in 1..k {
@@ -963,17 +995,8 @@ pub(crate) fn greedy_kmeans_plus_plus<F: Scalar>(
         comm.allreduce_sum_u64(&mut found);
         let candidates: Vec<usize> = found.iter().map(|&i| i as usize).collect();
         let cand_rows = fetch_rows(x, part, &candidates, comm);
-        let mut dist = Array2::<F>::zeros((trials, n_local));
-        backend.pairwise(cand_rows.view(), x, &MetricKind::SqEuclidean, dist.view_mut())?;
-        let mut potentials: Vec<f64> = (0..trials)
-            .map(|t| {
-                closest
-                    .iter()
-                    .zip(dist.row(t))
-                    .map(|(&a, b)| a.min(b.to_f64_exact()))
-                    .sum::<f64>()
-            })
-            .collect();
+        let mut dist = Array2::<f64>::zeros((n_local, trials));
+        let mut potentials = candidate_potentials(x, cand_rows.view(), &closest, &mut dist);
         comm.allreduce_sum(&mut potentials);
         let (best, best_pot) = potentials
             .iter()
@@ -982,8 +1005,8 @@ pub(crate) fn greedy_kmeans_plus_plus<F: Scalar>(
         potential = best_pot;
         closest
             .iter_mut()
-            .zip(dist.row(best))
-            .for_each(|(a, b)| *a = a.min(b.to_f64_exact()));
+            .zip(dist.column(best))
+            .for_each(|(a, &b)| *a = a.min(b));
         chosen.push(candidates[best]);
     }
     Ok(chosen)
