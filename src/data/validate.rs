@@ -362,6 +362,44 @@ pub fn check_slice<F: Scalar>(x: ArrayView2<F>, offset: usize, n_global: usize) 
     })
 }
 
+/// The largest value of a square matrix in standard layout that is finite, non-negative and
+/// symmetric within `tol` throughout; `None` if any cell is not (or the layout is another).
+/// One pass in tiles: cell (i, j) is compared with (j, i) while both tiles are in cache, which
+/// row-by-row comparison (a column walk for every row) is not.
+fn clean_dissimilarities<T: ToPrimitive + Copy + Sync>(d: ArrayView2<T>, tol: f64) -> Option<f64> {
+    const TILE: usize = 256;
+    let n = d.nrows();
+    let s = d.as_slice()?;
+    let get = |v: T| v.to_f64().unwrap_or(f64::NAN);
+    // (false for NaN and infinities; `&` rather than `&&`, and `max` without NaN handling — a
+    // NaN already fails `a >= 0.0` — so the loops vectorise)
+    let max = |a: f64, b: f64| if a > b { a } else { b };
+    let good = |a: f64, b: f64| {
+        let m = max(a, b);
+        (a >= 0.0) & (b >= 0.0) & (m <= f64::MAX) & ((a - b).abs() <= tol * (1.0 + m))
+    };
+    (0..n.div_ceil(TILE))
+        .into_par_iter()
+        .map(|bi| {
+            let rows = bi * TILE..((bi + 1) * TILE).min(n);
+            let (mut ok, mut largest) = (true, 0.0f64);
+            for bj in 0..=bi {
+                // The tile (bi, bj) against the transposed tile (bj, bi), which stays in cache
+                // while the rows of (bi, bj) stream past.
+                for i in rows.clone() {
+                    let cols = bj * TILE..((bj + 1) * TILE).min(i + 1);
+                    for (j, &a) in cols.clone().zip(&s[i * n + cols.start..i * n + cols.end]) {
+                        let (a, b) = (get(a), get(s[j * n + i]));
+                        ok &= good(a, b);
+                        largest = max(largest, max(a, b));
+                    }
+                }
+            }
+            ok.then_some(largest)
+        })
+        .try_reduce(|| 0.0, |a, b| Some(a.max(b)))
+}
+
 /// Checks a precomputed dissimilarity matrix: non-empty, square, finite, non-negative and
 /// symmetric within `tol` (see [`SYMMETRY_TOL`]).
 pub fn check_dissimilarity_matrix<T: ToPrimitive + Copy + Sync>(d: ArrayView2<T>, tol: f64) -> Result<()> {
@@ -374,6 +412,13 @@ pub fn check_dissimilarity_matrix<T: ToPrimitive + Copy + Sync>(d: ArrayView2<T>
             what: "dissimilarity matrix is 0 x 0".into(),
         });
     }
+    let limit = (f64::MAX.log2() - 6.0).exp2();
+    if let Some(largest) = clean_dissimilarities(d, tol) {
+        if largest * rows as f64 <= limit {
+            return Ok(());
+        }
+    }
+    // Something is wrong: find the first offending cell, in row-major order, for the message.
     check_finite(d, "dissimilarity matrix")?;
     let get = |i: usize, j: usize| d[[i, j]].to_f64().unwrap_or(f64::NAN);
     // Losses and silhouettes sum up to n dissimilarities in f64.
@@ -381,7 +426,6 @@ pub fn check_dissimilarity_matrix<T: ToPrimitive + Copy + Sync>(d: ArrayView2<T>
         .into_par_iter()
         .map(|i| (0..cols).fold(0.0f64, |m, j| m.max(get(i, j).abs())))
         .reduce(|| 0.0, f64::max);
-    let limit = (f64::MAX.log2() - 6.0).exp2();
     if largest * rows as f64 > limit {
         return Err(Error::OutOfRange(format!(
             "the dissimilarity matrix holds values up to {largest:.3e}, but sums over its {rows} \
