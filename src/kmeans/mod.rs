@@ -16,22 +16,29 @@
 //! Hamerly's points whose bounds fail are gathered and searched together on the same kernel;
 //! Elkan's k bounds per point are kept scalar (n·k memory; it wins only at high d, small k).
 //!
-//! `Algorithm::Auto` picks one of the three from n, k and d (see [`Algorithm::resolve`]) by
-//! this crossover table: seconds for 20 iterations (5 where k ≥ 1024) from the same random
-//! centres, n = 100,000 make_blobs, one thread, float64 / float32, Lloyd · Hamerly · Elkan,
-//! fastest in bold (paper-repro/highk_kmeans.py has the full grid with the other libraries):
+//! `Algorithm::Auto` picks one of the three from k and d (see [`Algorithm::resolve`]) by this
+//! crossover table: seconds per iteration, n = 100,000 make_blobs, 5 iterations from
+//! scikit-learn's k-means++ centres, one thread, median of 5 runs (paper-repro/highk_kmeans.py,
+//! results in paper-repro/results/highk_kmeans.md), Lloyd · Hamerly · Elkan, float64 then
+//! float32, fastest in bold:
 //!
 //! | d \ k | 16 | 64 | 256 | 1024 | 4096 |
 //! |---|---|---|---|---|---|
-//! | 16 | 0.28 · **0.15** · 0.20 | 0.42 · **0.34** · 0.64 | **0.37** · 0.41 · 1.20 | **0.58** · 0.75 · 2.9 | 3.7 · **3.5** · 26 (10 it.) |
-//! | 64 | 0.63 · 0.49 · **0.47** | 0.94 · **0.68** · 0.95 | 1.66 · **1.00** · 2.41 | 2.9 · **2.2** · 7.0 (10 it.) | **6.6** · 7.9 · 29 |
-//! | 256 | 2.41 · 2.32 · **1.71** | 3.44 · 2.64 · **2.26** | 4.32 · **3.35** · 3.48 (10 it.) | | |
+//! | 16 | .018 · **.016** · .017 | .025 · **.021** · .051 | .045 · **.031** · .147 | .204 · **.145** · .935 | .601 · **.393** · – |
+//! | | .021 · **.014** · .014 | .023 · **.018** · .046 | .033 · **.025** · .143 | .066 · **.056** · .592 | .218 · **.148** · – |
+//! | 64 | .098 · .101 · **.097** | .091 · **.061** · .097 | .188 · **.132** · .312 | .386 · **.215** · .711 | 1.95 · **1.49** · – |
+//! | | .093 · .092 · **.091** | .067 · **.061** · .101 | .110 · **.080** · .229 | .304 · **.140** · .719 | 1.12 · **.77** · – |
+//! | 256 | **.405** · .446 · .438 | .398 · **.283** · .367 | .668 · **.352** · .557 | 2.20 · **1.80** · 4.93 | |
+//! | | .293 · .298 · **.278** | .220 · **.196** · .201 | .324 · **.236** · .480 | 1.36 · **.89** · 2.77 | |
 //!
-//! (float32 follows the same pattern at 0.4–0.8× the time, except d = 64, k = 4096 where
-//! Hamerly is 6 % ahead of Lloyd.) Hence: Elkan for d ≥ 128 and k ≤ 64, Lloyd for k ≥ 2048 or
-//! d < 32 with k ≥ 256 (few points keep their centre there, so Hamerly's bounds cost more than
-//! they save), Hamerly elsewhere. The table was measured single-threaded; the choice does not
-//! depend on the thread count (all three parallelise over points).
+//! (– : Elkan's n·k bounds not run at k = 4096.) Hamerly, its failing points searched on the
+//! kernel, is fastest or within 4 % nearly everywhere; at d ≥ 128 with k ≤ 16 it is 10 % behind
+//! Lloyd in float64, so `Auto` runs Lloyd there and Hamerly elsewhere. Elkan is never the
+//! choice: its per-point k bounds cost more than they save from k = 64 up. From a random start
+//! (centres that move far in the first iterations), Lloyd led Hamerly by up to 28 % at d = 16,
+//! k ≥ 1024 over 5 iterations; over a whole run the bounds recover that, and k-means++ is the
+//! default start. The choice does not depend on the thread count or n (all three parallelise
+//! over points, and cost per point).
 
 pub mod minibatch;
 
@@ -97,14 +104,11 @@ pub enum Algorithm {
 }
 
 impl Algorithm {
-    /// The assignment step `Auto` runs: the fastest of the three in the measured crossover
-    /// table of the module comment (Elkan at high d and small k, Lloyd at low d and large k,
-    /// Hamerly elsewhere). Other choices are returned unchanged.
-    pub fn resolve(self, n: usize, k: usize, d: usize) -> Algorithm {
+    /// The assignment step `Auto` runs (from the measured table of the module comment): Lloyd
+    /// for d ≥ 128 with k ≤ 16, Hamerly otherwise. Other choices are returned unchanged.
+    pub fn resolve(self, _n: usize, k: usize, d: usize) -> Algorithm {
         match self {
-            // (Elkan's n·k lower bounds: at most 1 GiB)
-            Algorithm::Auto if d >= 128 && k <= 64 && n.saturating_mul(k) <= 1 << 27 => Algorithm::Elkan,
-            Algorithm::Auto if k >= 2048 || (d < 32 && k >= 256) => Algorithm::Lloyd,
+            Algorithm::Auto if d >= 128 && k <= 16 => Algorithm::Lloyd,
             Algorithm::Auto => Algorithm::Hamerly,
             other => other,
         }
@@ -362,20 +366,37 @@ impl<F: Scalar> Fit<ArrayView2<'_, F>> for KMeans {
 /// Mean over features of the population variance, as scikit-learn's `_tolerance`.
 fn mean_variance<F: Scalar>(x: ArrayView2<F>, n_global: usize, comm: &dyn Communicator) -> f64 {
     let n = n_global as f64;
-    let mut means: Vec<f64> = x
-        .axis_iter(Axis(1))
-        .map(|c| c.iter().map(|v| v.to_f64_exact()).sum::<f64>())
-        .collect();
+    let mut means = column_sums(x, |_, v| v);
     comm.allreduce_sum(&mut means);
     means.iter_mut().for_each(|m| *m /= n);
-    let mut squares: Vec<f64> = x
-        .axis_iter(Axis(1))
-        .zip(&means)
-        .map(|(c, &mean)| c.iter().map(|v| (v.to_f64_exact() - mean).powi(2)).sum::<f64>())
-        .collect();
+    let mut squares = column_sums(x, |j, v| (v - means[j]).powi(2));
     comm.allreduce_sum(&mut squares);
     let total: f64 = squares.iter().map(|s| s / n).sum();
     total / x.ncols() as f64
+}
+
+/// Σᵢ f(j, xᵢⱼ) for every column j, row by row in fixed chunks summed in order (the rows are
+/// read in memory order; the result does not depend on the thread count).
+fn column_sums<F: Scalar>(x: ArrayView2<F>, f: impl Fn(usize, f64) -> f64 + Sync) -> Vec<f64> {
+    let d = x.ncols();
+    let parts: Vec<Vec<f64>> = x
+        .axis_chunks_iter(Axis(0), CHUNK)
+        .into_par_iter()
+        .map(|rows| {
+            let mut sums = vec![0.0f64; d];
+            for row in rows.rows() {
+                for (j, (s, v)) in sums.iter_mut().zip(row).enumerate() {
+                    *s += f(j, v.to_f64_exact());
+                }
+            }
+            sums
+        })
+        .collect();
+    let mut total = vec![0.0f64; d];
+    for part in parts {
+        total.iter_mut().zip(part).for_each(|(a, b)| *a += b);
+    }
+    total
 }
 
 /// Rows per chunk of the centre update (fixed, so sums do not depend on the thread count).
