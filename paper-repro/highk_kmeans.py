@@ -47,7 +47,10 @@ ap.add_argument("--no-faiss", action="store_true")
 ap.add_argument("--clustr", default=str(Path(__file__).resolve().parents[1] / "target/release/clustr"))
 ap.add_argument("--out")
 ap.add_argument("--plot")
+ap.add_argument("--from-table", help="only redraw --plot from the table of an earlier --out")
 args = ap.parse_args()
+if args.from_table:
+    args.no_faiss = True
 if not args.no_faiss:
     import faiss
 
@@ -61,7 +64,7 @@ def median_range(v):
 
 with tempfile.TemporaryDirectory() as tmp:
     tmp = Path(tmp)
-    for d in args.d:
+    for d in ([] if args.from_table else args.d):
         for k in args.k:
             X, _ = make_blobs(args.n, d, centers=k, random_state=0)
             init, _ = kmeans_plusplus(X, k, random_state=0)
@@ -118,54 +121,65 @@ with tempfile.TemporaryDirectory() as tmp:
                         f"{n_} {statistics.median(v[0]):.4f}" for n_, v in runs.items())
                         + f"; auto/best {auto / best3:.2f}; labels equal to sklearn {same:.6f}", flush=True)
 
-faiss_version = "" if args.no_faiss else f", faiss-cpu {faiss.__version__}"
-lines = header(args.threads) + [
-    f"k-means time per iteration (s), n = {args.n} blobs, {args.iters} iterations from scikit-learn's k-means++ "
-    f"centres, tol = 0; median (min-max) of {args.repeats} alternating runs. scikit-learn {sklearn.__version__}"
-    f"{faiss_version}. 'same labels' is the fraction of clustr Lloyd's labels equal to scikit-learn Lloyd's in the "
-    f"same dtype; 'auto / best' is clustr auto's median over the best of clustr's three algorithms.",
-    "",
-    "| d | k | dtype | threads | library | s / iteration | iterations | vs scikit-learn lloyd |",
-    "|---:|---:|---|---:|---|---:|---:|---:|",
-]
-summary = ["", "| d | k | dtype | threads | auto ran | auto / best of three | clustr lloyd / sklearn lloyd | "
-           "clustr best / faiss | same labels |", "|---:|---:|---|---:|---|---:|---:|---:|---:|"]
-cells = sorted({(r["d"], r["k"], r["dtype"], r["threads"]) for r in results})
-for cell in cells:
-    rows = [r for r in results if (r["d"], r["k"], r["dtype"], r["threads"]) == cell]
-    med = {r["library"]: statistics.median(r["times"]) for r in rows}
-    sk = med.get("scikit-learn lloyd")
-    for r in rows:
-        m, lo, hi = median_range(r["times"])
-        lines.append(f"| {cell[0]} | {cell[1]} | {cell[2]} | {cell[3]} | {r['library']} | {m:.4f} ({lo:.4f}-{hi:.4f}) "
-                     f"| {r['iters']} | {m / sk:.2f} |")
-    auto_name = next(n for n in med if n.startswith("clustr auto"))
-    best3 = min(med[f"clustr {a}"] for a in ["lloyd", "hamerly", "elkan"] if f"clustr {a}" in med)
-    best = min(v for n, v in med.items() if n.startswith("clustr"))
-    vs_faiss = f"{best / med['faiss-cpu']:.2f}" if "faiss-cpu" in med else "-"
-    summary.append(f"| {cell[0]} | {cell[1]} | {cell[2]} | {cell[3]} | {auto_name.split('(')[-1].rstrip(')')} | "
-                   f"{med[auto_name] / best3:.2f} | {med['clustr lloyd'] / sk:.2f} | {vs_faiss} | {rows[0]['same']:.6f} |")
-text = "\n".join(lines + summary) + "\n"
-print(text)
-if args.out:
-    Path(args.out).write_text(text)
+if args.from_table:
+    for line in Path(args.from_table).read_text().splitlines():
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        if len(cells) == 8 and cells[0].isdigit():
+            med = float(cells[5].split()[0])
+            results.append(dict(d=int(cells[0]), k=int(cells[1]), dtype=cells[2], threads=int(cells[3]),
+                                library=cells[4], times=[med], iters=int(cells[6]), same=None))
+    args.d = sorted({r["d"] for r in results})
+else:
+    faiss_version = "" if args.no_faiss else f", faiss-cpu {faiss.__version__}"
+    lines = header(args.threads) + [
+        f"k-means time per iteration (s), n = {args.n} blobs, {args.iters} iterations from scikit-learn's k-means++ "
+        f"centres, tol = 0; median (min-max) of {args.repeats} alternating runs. scikit-learn {sklearn.__version__}"
+        f"{faiss_version}. 'same labels' is the fraction of clustr Lloyd's labels equal to scikit-learn Lloyd's in the "
+        f"same dtype; 'auto / best' is clustr auto's median over the best of clustr's three algorithms.",
+        "",
+        "| d | k | dtype | threads | library | s / iteration | iterations | vs scikit-learn lloyd |",
+        "|---:|---:|---|---:|---|---:|---:|---:|",
+    ]
+    summary = ["", "| d | k | dtype | threads | auto ran | auto / best of three | clustr lloyd / sklearn lloyd | "
+               "clustr best / faiss | same labels |", "|---:|---:|---|---:|---|---:|---:|---:|---:|"]
+    cells = sorted({(r["d"], r["k"], r["dtype"], r["threads"]) for r in results})
+    for cell in cells:
+        rows = [r for r in results if (r["d"], r["k"], r["dtype"], r["threads"]) == cell]
+        med = {r["library"]: statistics.median(r["times"]) for r in rows}
+        sk = med.get("scikit-learn lloyd")
+        for r in rows:
+            m, lo, hi = median_range(r["times"])
+            lines.append(f"| {cell[0]} | {cell[1]} | {cell[2]} | {cell[3]} | {r['library']} | {m:.4f} ({lo:.4f}-{hi:.4f}) "
+                         f"| {r['iters']} | {m / sk:.2f} |")
+        auto_name = next(n for n in med if n.startswith("clustr auto"))
+        best3 = min(med[f"clustr {a}"] for a in ["lloyd", "hamerly", "elkan"] if f"clustr {a}" in med)
+        best = min(v for n, v in med.items() if n.startswith("clustr"))
+        vs_faiss = f"{best / med['faiss-cpu']:.2f}" if "faiss-cpu" in med else "-"
+        summary.append(f"| {cell[0]} | {cell[1]} | {cell[2]} | {cell[3]} | {auto_name.split('(')[-1].rstrip(')')} | "
+                       f"{med[auto_name] / best3:.2f} | {med['clustr lloyd'] / sk:.2f} | {vs_faiss} | {rows[0]['same']:.6f} |")
+    text = "\n".join(lines + summary) + "\n"
+    print(text)
+    if args.out:
+        Path(args.out).write_text(text)
 
 if args.plot:
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    LIBRARIES = ["clustr lloyd", "clustr hamerly", "clustr elkan", "clustr auto", "scikit-learn lloyd",
+                 "scikit-learn elkan", "faiss-cpu"]
     configs = sorted({(r["dtype"], r["threads"]) for r in results})
     fig, axes = plt.subplots(len(configs), len(args.d), figsize=(4.5 * len(args.d), 3.6 * len(configs)), squeeze=False)
     for row, (dtype, t) in enumerate(configs):
         for col, d in enumerate(args.d):
             ax = axes[row][col]
-            libs = sorted({r["library"] for r in results if r["d"] == d and r["dtype"] == dtype and r["threads"] == t})
-            for lib in libs:
+            for i, lib in enumerate(LIBRARIES):
                 pts = sorted((r["k"], statistics.median(r["times"])) for r in results
-                             if r["d"] == d and r["dtype"] == dtype and r["threads"] == t and r["library"] == lib)
-                label = lib.split(" (")[0]
-                ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=label,
-                        linestyle="-" if lib.startswith("clustr") else "--")
+                             if r["d"] == d and r["dtype"] == dtype and r["threads"] == t
+                             and r["library"].split(" (")[0] == lib)
+                if pts:
+                    ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=lib, color=f"C{i}",
+                            linestyle="-" if lib.startswith("clustr") else "--")
             ax.set_xscale("log", base=2)
             ax.set_yscale("log")
             ax.set_xlabel("k (number of clusters)")

@@ -19,7 +19,7 @@ def _cpu():
     return platform.processor() or "unknown CPU"
 
 
-def header(threads):
+def _commit():
     root = Path(__file__).resolve().parents[1]
     try:
         commit = subprocess.run(["git", "-C", str(root), "rev-parse", "--short", "HEAD"], capture_output=True,
@@ -28,11 +28,22 @@ def header(threads):
             commit += " (with uncommitted changes under src/)"
     except (OSError, subprocess.CalledProcessError):
         commit = "unknown"
+    return commit
+
+
+# (read when the script starts, not when it writes its results: the tree may change meanwhile)
+_COMMIT = _commit()
+_STARTED = datetime.datetime.now(datetime.timezone.utc)
+
+
+def header(threads):
+    root = Path(__file__).resolve().parents[1]
+    commit = _COMMIT
     command = "python " + " ".join(shlex.quote(a) for a in [os.path.relpath(sys.argv[0], root)] + sys.argv[1:])
     return [
         f"- command: `{command}`",
         f"- commit: {commit}",
-        f"- date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC",
+        f"- date: {_STARTED:%Y-%m-%d %H:%M} UTC (start)",
         f"- machine: {_cpu()}, {os.cpu_count()} logical CPUs, {platform.system()} {platform.release()}",
         f"- threads: {', '.join(str(t) for t in threads)} (each library limited to the same count)",
         "",
