@@ -1,5 +1,5 @@
 //! The kernel power k-means study (Chen, Liang, Liu et al., AAAI 2026, arXiv 2511.10392; only
-//! its abstract was available, see ../shared/specs/rff-kpkm.md).
+//! its abstract was available, see docs/reference-notes.md §2).
 //!
 //! Accuracy (default): on iris, wine and breast_cancer (standardised), digits, moons and
 //! circles, ACC / NMI / ARI / purity (mean ± sd over 10 seeds) and time of k-means, power

@@ -1,5 +1,5 @@
 //! The MagmaClust simulation study (Leroy, Latouche, Guedj & Gey, JMLR 2023, §6; settings and
-//! the paper's numbers recomputed from its result files in ../shared/specs/magmaclust.md §6).
+//! the paper's numbers recomputed from its result files in docs/reference-notes.md §3.2).
 //!
 //! Study (default): `--reps` replicates (100) of the H00 scenario with M = 50 training tasks of
 //! 30 common points on seq(0, 10, 0.05), K = 3, and a test task observed on its first 20
@@ -203,7 +203,7 @@ fn study(reps: u64) -> clustr::Result<String> {
     writeln!(
         md,
         "`cargo run --release --example magmaclust -- --reps {reps}`: {reps} replicates, one thread. Paper values: \
-         ../shared/specs/magmaclust.md §6.1 (100 runs, recomputed from the paper's result files; R on the authors' machine).\n"
+         docs/reference-notes.md §3.2 (100 runs, recomputed from the paper's result files; R on the authors' machine).\n"
     )
     .unwrap();
     writeln!(

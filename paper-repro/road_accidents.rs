@@ -1,6 +1,6 @@
 //! The road-crash hotspot study of Islam et al. (arXiv 2108.03490), which recommends DBSCAN
 //! and OPTICS over k-means for finding accident-prone areas in North Carolina's records. The
-//! paper's parameters and data were not available (see ../shared/specs/dense.md), so this runs
+//! paper's parameters and data were not available (docs/reference-notes.md §4), so this runs
 //! the three methods on
 //! - the generator `GeoHotspots` (North Carolina's box, crashes along 2 km road segments with
 //!   50 m spread, plus background crashes), by default 40 hotspots × 500 crashes and 30 % noise;

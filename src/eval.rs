@@ -412,7 +412,7 @@ mod tests {
 
     #[test]
     fn spec_silhouette_fixture() {
-        // shared/specs/kmedoids.md acceptance 12.
+        // docs/reference-notes.md §1, item 12.
         let d = DenseMatrix::new(array![[0.0, 0.1, 0.3], [0.1, 0.0, 0.2], [0.3, 0.2, 0.0]]).unwrap();
         let s = silhouette_samples(&d, &[0, 0, 1]).unwrap();
         assert!(

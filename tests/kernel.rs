@@ -1,4 +1,4 @@
-//! Kernel power k-means: the acceptance tests of ../shared/specs/rff-kpkm.md §5 that run in
+//! Kernel power k-means: the acceptance tests of docs/reference-notes.md §2.4 that run in
 //! seconds (RFF accuracy, weights and MM descent are unit tests in src/kernel/).
 
 use clustr::datasets::{circles, load, moons, Blobs, Dataset};

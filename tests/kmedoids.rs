@@ -1,4 +1,4 @@
-//! k-medoids against the spec's acceptance tests (shared/specs/kmedoids.md §5), brute-force
+//! k-medoids against the acceptance tests of docs/reference-notes.md §1, brute-force
 //! oracles, and the Python `kmedoids` package's results on the shipped data sets
 //! (tests/fixtures/kmedoids_reference.json, made by make_kmedoids_fixtures.py).
 

@@ -1,6 +1,6 @@
 //! MagmaClust (Leroy, Latouche, Guedj & Gey, JMLR 2023): a mixture of multi-task Gaussian
 //! processes fitted by variational EM, following MagmaClustR 1.2.1 (`vem-magmaclust.R`,
-//! `elbos.R`, `gradients-elbos.R`; ../shared/specs/magmaclust.md §2).
+//! `elbos.R`, `gradients-elbos.R`; docs/reference-notes.md §3.1).
 //!
 //! Task i of cluster k is `yᵢ = μₖ(tᵢ) + fᵢ(tᵢ) + εᵢ` with `μₖ ~ GP(mₖ, C_γₖ)`,
 //! `fᵢ ~ GP(0, Σ_θᵢ)` and noise variance `e^σᵢ`; `Ψᵢ = Σ_θᵢ(tᵢ, tᵢ) + e^σᵢ I`. On the union

@@ -1,5 +1,5 @@
 //! The simulation scenarios of the MagmaClust paper (Leroy et al., JMLR 2023, §6; the settings
-//! recovered from its data files, ../shared/specs/magmaclust.md §6.1):
+//! recovered from its data files, docs/reference-notes.md §3.2):
 //!
 //! - H00, Hk0, H0i, Hki: K mean processes `μ_k ~ GP(a·t + b, SE(v, ℓ))` drawn on the grid
 //!   `0, 0.05, …, 10` with a ~ U(−2, 2), b ~ U(20, 30), (v, ℓ) ~ U[0, 3] × U[0, 1]; each task

@@ -3,7 +3,7 @@
 //! Lloyd in feature space), and RFF-KPKM: power k-means on random Fourier features, which is
 //! KPKM on the approximate kernel `ZZᵀ` in O(n·D) memory and O(n·D·k) time per iteration
 //! (Chen, Liang, Liu et al., AAAI 2026; the paper's body was not available, this is the
-//! construction its abstract describes, see ../shared/specs/rff-kpkm.md §1.4).
+//! construction its abstract describes, see docs/reference-notes.md §2.1).
 //!
 //! In the exact methods a centroid is a combination `θⱼ = Σₗ aₗⱼ φ(xₗ)` with `Σₗ aₗⱼ = 1`, so
 //! `‖φ(xᵢ) − θⱼ‖² = Kᵢᵢ − 2(Ka)ᵢⱼ + aⱼᵀKaⱼ`: one n × n × k product per iteration. The kernel

@@ -1,7 +1,7 @@
 //! MKPKM and IP-RFF-MKPKM: kernel power k-means with several Gaussian kernels through random
 //! Fourier features, optionally with possibilistic typicalities that damp outliers.
 //!
-//! **Our reconstruction** (../shared/specs/rff-kpkm.md §1.5 and §1.7), since only the
+//! **Our reconstruction** (docs/reference-notes.md §2.2 and §2.3), since only the
 //! abstract of Chen, Liang, Liu et al. (AAAI 2026) could be read:
 //! - m Gaussian kernels with bandwidths `σ_p = f_p · σ_med` (default f = 1/4, 1/2, 1, 2, 4;
 //!   σ_med the median heuristic), each mapped by its own D random features and normalised,

@@ -6,7 +6,7 @@
 //! Fourier features (Rahimi & Recht 2007), PCM/IPCM memberships (Krishnapuram & Keller 1993;
 //! Zhang & Leung 2004) and the MKKM kernel-weight update are the published ones. RFF-KPKM and
 //! IP-RFF-MKPKM (Chen, Liang, Liu et al., AAAI 2026) could be read only in their abstract:
-//! their assembly here is our reconstruction (../shared/specs/rff-kpkm.md §1.4, §1.7), marked
+//! their assembly here is our reconstruction (docs/reference-notes.md §2.1, §2.3), marked
 //! as such in each module.
 
 pub mod kpkm;

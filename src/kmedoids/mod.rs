@@ -3,7 +3,7 @@
 //! "Fast and eager k-medoids clustering" (Information Systems 101, 2021, arXiv:2008.05171),
 //! with the initialisations BUILD, LAB, random, k-means++ (D¹ sampling), first-k and given.
 //!
-//! Written from the papers and the reference notes (shared/specs/kmedoids.md); no code of
+//! Written from the papers and the reference notes (docs/reference-notes.md §1); no code of
 //! the GPL/AGPL reference implementations is used. Behaviour shared with them:
 //! - every argmin uses strict `<`: the lowest candidate index wins, then the lowest medoid
 //!   position; each medoid is forced onto itself in the initial assignment;
