@@ -14,6 +14,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from provenance import header
+
 import numpy as np
 import sklearn
 from sklearn.datasets import make_blobs
@@ -108,7 +110,7 @@ with tempfile.TemporaryDirectory() as tmp:
     v = json.loads(out)
     big_row = (m, eps, mean_hood, v["seconds"]["fit"], peak, v["n_clusters"], v["n_noise"])
 
-lines = [f"clustr vs scikit-learn {sklearn.__version__}, one thread, same data; time = the fit inside each process, "
+lines = header([1]) + [f"clustr vs scikit-learn {sklearn.__version__}, one thread, same data; time = the fit inside each process, "
          "memory = whole-process peak RSS (/usr/bin/time -v).", "",
          "| case | clustr fit (s) | sklearn fit (s) | time ratio | clustr peak (MiB) | sklearn peak (MiB) | memory ratio | labels |",
          "|---|---:|---:|---:|---:|---:|---:|---|"]

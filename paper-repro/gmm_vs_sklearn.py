@@ -24,6 +24,8 @@ from sklearn.metrics import adjusted_rand_score
 from sklearn.mixture import GaussianMixture
 from threadpoolctl import threadpool_limits
 
+from provenance import header
+
 ap = argparse.ArgumentParser()
 ap.add_argument("--n", type=int, default=5000)
 ap.add_argument("--d", type=int, default=10)
@@ -66,7 +68,7 @@ with tempfile.TemporaryDirectory() as tmp:
             rows.append((cov, t, min(ours), min(theirs), v["mean_log_likelihood"], float(gm.lower_bound_),
                          v["n_iter"], int(gm.n_iter_), ari))
 
-lines = [
+lines = header(args.threads) + [
     f"`clustr gmm` vs scikit-learn {sklearn.__version__} `GaussianMixture`, {args.n} x {args.d} blobs, "
     f"k = {args.k}, cluster_std = {args.std}, same initial responsibilities, best of {args.repeats}.",
     "",

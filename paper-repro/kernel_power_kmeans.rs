@@ -18,6 +18,9 @@
 //!     cargo run --release --example kernel_power_kmeans [-- --seeds 10]
 //!     cargo run --release --example kernel_power_kmeans -- --scaling [--max-n 1000000]
 
+#[path = "provenance.rs"]
+mod provenance;
+
 use clustr::datasets::{circles, load, moons, uniform, Dataset};
 use clustr::eval::{accuracy, adjusted_rand_index, normalized_mutual_info, purity};
 use clustr::kernel::rff::median_distance;
@@ -444,12 +447,14 @@ fn main() -> clustr::Result<()> {
         let text = scaling_study(max_n)?;
         println!("{text}");
         let p = results.join("kernel_power_kmeans_scaling.md");
+        let text = provenance::header(rayon::current_num_threads()) + &text;
         std::fs::write(&p, text).map_err(|e| clustr::Error::io(&p, e))?;
     } else {
         let seeds = arg("--seeds").map_or(10, |v| v.parse().expect("a count"));
         let text = accuracy_study(seeds)?;
         println!("{text}");
         let p = results.join("kernel_power_kmeans.md");
+        let text = provenance::header(rayon::current_num_threads()) + &text;
         std::fs::write(&p, text).map_err(|e| clustr::Error::io(&p, e))?;
     }
     Ok(())

@@ -22,6 +22,8 @@ from sklearn.datasets import make_blobs
 from sklearn.metrics import adjusted_rand_score
 from threadpoolctl import threadpool_limits
 
+from provenance import header
+
 ap = argparse.ArgumentParser()
 ap.add_argument("--n", type=int, default=200000)
 ap.add_argument("--d", type=int, default=32)
@@ -62,7 +64,7 @@ with tempfile.TemporaryDirectory() as tmp:
             rows.append((t, alg, min(ours), min(theirs), v["inertia"], float(km.inertia_), v["n_iter"],
                          int(km.n_iter_), ari))
 
-lines = [
+lines = header(args.threads) + [
     f"`clustr kmeans` vs scikit-learn {sklearn.__version__} `KMeans(algorithm='lloyd')`, {args.n} x {args.d} blobs, "
     f"k = {args.k}, same initial centres, n_init = 1, best of {args.repeats}.",
     "",

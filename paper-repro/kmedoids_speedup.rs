@@ -13,6 +13,9 @@
 //! times PAM's cost per iteration, calibrated on the smallest k — fits in --pam-budget
 //! seconds; other cells are marked "skipped" with the estimate.
 
+#[path = "provenance.rs"]
+mod provenance;
+
 use clustr::kmedoids::{build, Init, KMedoids};
 use clustr::{CpuBackend, DenseMatrix, Fit, MetricKind};
 use plotters::prelude::*;
@@ -169,7 +172,8 @@ fn main() -> clustr::Result<()> {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("paper-repro/results");
     std::fs::create_dir_all(&dir).map_err(|e| clustr::Error::io(&dir, e))?;
     let md = dir.join("kmedoids_speedup.md");
-    std::fs::write(&md, table + "\n").map_err(|e| clustr::Error::io(&md, e))?;
+    std::fs::write(&md, provenance::header(threads) + &table + "\n")
+        .map_err(|e| clustr::Error::io(&md, e))?;
     plot(&dir.join("kmedoids_speedup.svg"), &curves, &ks);
     Ok(())
 }

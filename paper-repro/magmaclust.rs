@@ -18,6 +18,9 @@
 //!     cargo run --release --example magmaclust [-- --reps 100]
 //!     cargo run --release --example magmaclust -- --scaling
 
+#[path = "provenance.rs"]
+mod provenance;
+
 use clustr::eval::adjusted_rand_index;
 use clustr::gp::{GpRegression, MagmaClust, MagmaPrediction, Scenario, Simulator, Tasks};
 use clustr::kmeans::KMeans;
@@ -331,5 +334,5 @@ fn main() -> clustr::Result<()> {
         (pool.install(|| study(reps))?, "paper-repro/results/magmaclust.md")
     };
     print!("{md}");
-    std::fs::write(path, md).map_err(|e| clustr::Error::io(path, e))
+    std::fs::write(path, provenance::header(1) + &md).map_err(|e| clustr::Error::io(path, e))
 }

@@ -12,6 +12,8 @@ import re
 import subprocess
 from pathlib import Path
 
+from provenance import header
+
 import numpy as np
 
 ap = argparse.ArgumentParser()
@@ -54,7 +56,7 @@ sample = np.random.default_rng(1).choice(n, 200_000, replace=False)
 sample.sort()
 from sklearn.metrics import adjusted_rand_score
 ari = adjusted_rand_score(truth[sample], ours[sample])
-lines = [
+lines = header([args.threads]) + [
     f"`clustr minibatch-kmeans` on a {size / 1e9:.2f} GB .npy ({n} x {args.d} float64, k = {args.k}, "
     f"{args.threads} threads, defaults: batch 1024, max_no_improvement 10), under /usr/bin/time -v.",
     "",

@@ -26,6 +26,9 @@
 //! road segment into many small dips of the reachability plot); k-means gets k = the number
 //! of DBSCAN clusters (k-means has no way to say "noise", which is the paper's point).
 
+#[path = "provenance.rs"]
+mod provenance;
+
 use clustr::datasets::GeoHotspots;
 use clustr::density::{Dbscan, Optics};
 use clustr::eval::{calinski_harabasz, davies_bouldin, silhouette_score};
@@ -254,8 +257,11 @@ fn main() -> clustr::Result<()> {
     .unwrap();
     println!("{out}");
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("paper-repro/results");
-    std::fs::write(dir.join("road_accidents.md"), &out)
-        .map_err(|e| clustr::Error::io(dir.join("road_accidents.md"), e))?;
+    std::fs::write(
+        dir.join("road_accidents.md"),
+        provenance::header(rayon::current_num_threads()) + &out,
+    )
+    .map_err(|e| clustr::Error::io(dir.join("road_accidents.md"), e))?;
     draw_map(&geo, &db.labels, &dir.join("road_accidents.png"))?;
     Ok(())
 }

@@ -370,18 +370,8 @@ impl Backend for CpuBackend {
         metric: &M,
     ) -> Result<Vec<Nearest<F>>> {
         let mut out = Vec::new();
-        self.nearest_into(x, centres, metric, &mut out)?;
+        self.assign(x, centres, metric, false, &mut out)?;
         Ok(out)
-    }
-
-    fn nearest_into<F: Scalar, M: Metric>(
-        &self,
-        x: ArrayView2<F>,
-        centres: ArrayView2<F>,
-        metric: &M,
-        out: &mut Vec<Nearest<F>>,
-    ) -> Result<()> {
-        self.assign(x, centres, metric, false, out)
     }
 
     fn nearest_fold<F, M, T, I, G>(
@@ -401,17 +391,12 @@ impl Backend for CpuBackend {
         G: Fn(&mut T, usize, ArrayView2<F>, &[Nearest<F>]) + Sync,
     {
         let kind = metric.kind();
-        if !(self.gemm && matches!(kind, Some(MetricKind::Euclidean | MetricKind::SqEuclidean))) {
+        if !self.fused(kind) {
             // (all assignments first, then the folds)
             let near = self.nearest(x, centres, metric)?;
             return Ok(super::fold_chunks(x, &near, chunk, init, fold));
         }
-        check_pairwise_shapes(&x, &centres, metric, None)?;
-        if centres.nrows() == 0 {
-            return Err(crate::Error::EmptyInput {
-                what: "no centres to assign to".into(),
-            });
-        }
+        check_centres(&x, &centres, metric)?;
         let (x, c) = (standard_layout(x), standard_layout(centres));
         let prepared = Centres::new(c.view(), F::kernels().isa);
         let root = kind == Some(MetricKind::Euclidean);
@@ -444,7 +429,23 @@ impl Backend for CpuBackend {
     }
 }
 
+/// The shapes of a nearest-centre request agree, and there is a centre to assign to.
+fn check_centres<F: Scalar, M: Metric>(x: &ArrayView2<F>, centres: &ArrayView2<F>, metric: &M) -> Result<()> {
+    check_pairwise_shapes(x, centres, metric, None)?;
+    if centres.nrows() == 0 {
+        return Err(crate::Error::EmptyInput {
+            what: "no centres to assign to".into(),
+        });
+    }
+    Ok(())
+}
+
 impl CpuBackend {
+    /// Whether the fused nearest-centre kernel serves `kind`: (squared) Euclidean in GEMM form.
+    fn fused(&self, kind: Option<MetricKind>) -> bool {
+        self.gemm && matches!(kind, Some(MetricKind::Euclidean | MetricKind::SqEuclidean))
+    }
+
     /// The nearest (and, with `want_second`, second-nearest) centre of each row of `x`, into
     /// `out` (resized to one per row; its allocation is reused).
     fn assign<F: Scalar, M: Metric, S: Slot<F> + Clone>(
@@ -455,18 +456,13 @@ impl CpuBackend {
         want_second: bool,
         out: &mut Vec<S>,
     ) -> Result<()> {
-        check_pairwise_shapes(&x, &centres, metric, None)?;
-        if centres.nrows() == 0 {
-            return Err(crate::Error::EmptyInput {
-                what: "no centres to assign to".into(),
-            });
-        }
+        check_centres(&x, &centres, metric)?;
         let (x, c) = (standard_layout(x), standard_layout(centres));
         let kind = metric.kind();
         out.clear();
         out.resize_with(x.nrows(), S::empty);
         let root = kind == Some(MetricKind::Euclidean);
-        if self.gemm && matches!(kind, Some(MetricKind::Euclidean | MetricKind::SqEuclidean)) {
+        if self.fused(kind) {
             // The fused GEMM kernel, exact by refinement (see `nearest`).
             let prepared = Centres::new(c.view(), F::kernels().isa);
             nearest_into(x.view(), &prepared, want_second, out, root);

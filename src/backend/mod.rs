@@ -91,19 +91,6 @@ pub trait Backend: Send + Sync {
         let near = self.nearest(x, centres, metric)?;
         Ok(fold_chunks(x, &near, chunk, init, fold))
     }
-
-    /// [`Backend::nearest`] into `out` (one per row of `x`): an iterative caller reuses one
-    /// allocation.
-    fn nearest_into<F: Scalar, M: Metric>(
-        &self,
-        x: ArrayView2<F>,
-        centres: ArrayView2<F>,
-        metric: &M,
-        out: &mut Vec<Nearest<F>>,
-    ) -> Result<()> {
-        *out = self.nearest(x, centres, metric)?;
-        Ok(())
-    }
 }
 
 /// The `--backend` choice of the command line.
@@ -217,20 +204,6 @@ impl Backend for AnyBackend {
             AnyBackend::Cpu(b) => b.nearest(x, centres, metric),
             #[cfg(feature = "cuda")]
             AnyBackend::Cuda(b) => b.nearest(x, centres, metric),
-        }
-    }
-
-    fn nearest_into<F: Scalar, M: Metric>(
-        &self,
-        x: ArrayView2<F>,
-        centres: ArrayView2<F>,
-        metric: &M,
-        out: &mut Vec<Nearest<F>>,
-    ) -> Result<()> {
-        match self {
-            AnyBackend::Cpu(b) => b.nearest_into(x, centres, metric, out),
-            #[cfg(feature = "cuda")]
-            AnyBackend::Cuda(b) => b.nearest_into(x, centres, metric, out),
         }
     }
 

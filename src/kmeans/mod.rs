@@ -392,7 +392,12 @@ fn column_sums<F: Scalar>(x: ArrayView2<F>, f: impl Fn(usize, f64) -> f64 + Sync
             sums
         })
         .collect();
-    let mut total = vec![0.0f64; d];
+    add_in_order(parts, d)
+}
+
+/// The element-wise sum of per-chunk vectors of length `len`, added in chunk order.
+fn add_in_order(parts: Vec<Vec<f64>>, len: usize) -> Vec<f64> {
+    let mut total = vec![0.0f64; len];
     for part in parts {
         total.iter_mut().zip(part).for_each(|(a, b)| *a += b);
     }
@@ -962,11 +967,7 @@ fn candidate_potentials<F: Scalar>(
             pot
         })
         .collect();
-    let mut total = vec![0.0f64; t];
-    for part in parts {
-        total.iter_mut().zip(part).for_each(|(a, b)| *a += b);
-    }
-    total
+    add_in_order(parts, t)
 }
 
 /// Greedy k-means++ over the rows of all processes (`x` is this process's slice): the same
