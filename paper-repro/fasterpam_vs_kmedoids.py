@@ -71,8 +71,10 @@ with tempfile.TemporaryDirectory() as tmp:
                 v = json.loads(out.stdout)
                 ours.append(v["seconds"]["fit"])
                 t0 = time.perf_counter()
-                medoids = "build" if args.init == "build" else np.array(start)
-                r = kmedoids.fasterpam(D, medoids, max_iter=100, n_cpu=t)
+                if args.init == "build":
+                    r = kmedoids.fasterpam(D, k, max_iter=100, init="build", n_cpu=t)
+                else:
+                    r = kmedoids.fasterpam(D, np.array(start), max_iter=100, n_cpu=t)
                 theirs.append(time.perf_counter() - t0)
             rows.append((k, t, ours, whole, theirs, v["loss"], float(r.loss), v["n_swaps"], r.n_swap))
 
