@@ -77,6 +77,17 @@ __device__ void power_weights(const T *__restrict__ z, const double *__restrict_
     double d[POWER_MAX_K];
     row_distances(z + i * dim, norms[i], centers, center_norms, dim, k, lane, d);
     if (lane != 0) return;
+    if (isinf(s)) {
+        // s = -inf, the k-means limit: the hard assignment to the nearest (lowest index among
+        // equals) centroid, as power_weights in power.rs.
+        int nearest = 0;
+        for (int j = 1; j < k; ++j)
+            if (d[j] < d[nearest]) nearest = j;
+        for (int j = 0; j < k; ++j) w[i * k + j] = j == nearest ? 1.0 : 0.0;
+        objective[i] = d[nearest];
+        hard[i] = 1.0;
+        return;
+    }
     double top = 0.0, lo = __longlong_as_double(0x7ff0000000000000LL); // +inf
     for (int j = 0; j < k; ++j) {
         top = fmax(top, d[j]);

@@ -322,3 +322,61 @@ fn same_seed_same_result() {
     assert_eq!(a.0, b.0);
     assert_eq!(a.1, b.1);
 }
+
+/// Issue 20's circles (factor 0.4, noise 0.05, σ = 0.3, where the two rings are the kernel
+/// k-means optimum): from s0 = −1 the annealing follows the k-harmonic means' optimum, the
+/// left/right split, whatever the seeds; from s0 = −10 with k-means++ seeds and 10 restarts
+/// exact KPKM reaches the rings, and every run ends at the hard-assignment fixed point with
+/// the kernel k-means objective of its labels.
+#[test]
+fn kpkm_from_a_lower_power_with_restarts_finds_the_rings() {
+    let d = circles(2000, 0.05, 0.4, 7).unwrap();
+    let truth = d.target.clone();
+    let gaussian = Kernel::Gaussian(Bandwidth::Given(0.3));
+    let kmeans_objective = |labels: &[i64]| {
+        let km = clustr::kernel::kpkm::kernel_matrix(d.data.view(), gaussian, 0).unwrap();
+        let mut total = (0..labels.len()).map(|i| km[[i, i]]).sum::<f64>();
+        for c in 0..2 {
+            let m: Vec<usize> = (0..labels.len()).filter(|&i| labels[i] == c).collect();
+            total -= m
+                .iter()
+                .map(|&i| m.iter().map(|&j| km[[i, j]]).sum::<f64>())
+                .sum::<f64>()
+                / m.len() as f64;
+        }
+        total
+    };
+    for seed in [1, 2] {
+        let paper = Kpkm::new(2)
+            .kernel(gaussian)
+            .seed(seed)
+            .fit(&d.data.view())
+            .unwrap();
+        assert!(paper.fit.converged);
+        assert!(adjusted_rand_index(&truth, &paper.fit.labels).unwrap() < 0.1);
+        let m = Kpkm::new(2)
+            .kernel(gaussian)
+            .schedule(Schedule {
+                s0: -10.0,
+                ..Schedule::default()
+            })
+            .init(PowerInit::KMeansPlusPlus)
+            .n_init(10)
+            .seed(seed)
+            .fit(&d.data.view())
+            .unwrap();
+        assert!(m.fit.converged, "seed {seed}");
+        assert_eq!(
+            adjusted_rand_index(&truth, &m.fit.labels).unwrap(),
+            1.0,
+            "seed {seed}"
+        );
+        assert!(m.fit.objective < paper.fit.objective);
+        let oracle = kmeans_objective(&m.fit.labels);
+        assert!(
+            (m.fit.objective - oracle).abs() <= 1e-9 * oracle,
+            "{} vs {oracle}",
+            m.fit.objective
+        );
+    }
+}

@@ -15,10 +15,11 @@ use crate::comm::{agree, single_process, Communicator, Partition, SharedComm};
 use crate::error::Result;
 use crate::estimator::{Clustering, Fit, ProgressFn};
 use crate::kernel::power::{
-    run, weights_of, PowerFit, PowerInit, PowerKMeans, PowerKMeansModel, Schedule, Space, Step,
+    best_of, finish_hard, run, weights_of, PowerFit, PowerInit, PowerKMeans, PowerKMeansModel, Schedule,
+    Space, Step, DEFAULT_N_INIT,
 };
 use crate::kernel::rff::{Bandwidth, RandomFourierFeatures};
-use crate::linalg::{argmin_rows, gemm_abt};
+use crate::linalg::gemm_abt;
 use crate::memory::{check_fit, product, MemoryEstimate};
 use crate::metric::MetricKind;
 use crate::scalar::Scalar;
@@ -132,7 +133,13 @@ impl KernelSpace<'_> {
     /// Moves the centroids to the `w`-weighted means of the points' features; returns
     /// (`Σⱼ‖θⱼ_new − θⱼ_old‖²`, `Σⱼ‖θⱼ_new‖²`).
     fn update(&mut self, w: &Array2<f64>) -> (f64, f64) {
-        let a_new = w / &w.sum_axis(Axis(0));
+        let mut a_new = w / &w.sum_axis(Axis(0));
+        // A centroid without weight (an emptied cluster) stays where it is.
+        for (mut new, old) in a_new.columns_mut().into_iter().zip(self.a.columns()) {
+            if !new[0].is_finite() {
+                new.assign(&old);
+            }
+        }
         let ka_new = self.times_k(&a_new);
         let aka_new = column_dots(&a_new, &ka_new);
         let cross = column_dots(&a_new, &self.ka);
@@ -187,6 +194,8 @@ pub struct Kpkm {
     pub schedule: Schedule,
     /// Initial centroids (data points).
     pub init: PowerInit,
+    /// Runs from different initial centroids; the one with the lowest objective is kept.
+    pub n_init: usize,
     /// Seed.
     pub seed: u64,
     /// Progress callback.
@@ -201,9 +210,15 @@ impl Kpkm {
             kernel: Kernel::Gaussian(Bandwidth::Median),
             schedule: Schedule::default(),
             init: PowerInit::Random,
+            n_init: DEFAULT_N_INIT,
             seed: 0,
             progress: None,
         }
+    }
+    /// Number of runs from different initial centroids (the best objective is kept).
+    pub fn n_init(mut self, n: usize) -> Self {
+        self.n_init = n;
+        self
     }
     /// Kernel.
     pub fn kernel(mut self, k: Kernel) -> Self {
@@ -258,14 +273,14 @@ impl Clustering for KernelModel {
     }
 }
 
+/// Checks the input and computes the kernel matrix.
 fn prepare<F: Scalar>(
     x: ArrayView2<F>,
     params: &impl MemoryEstimate,
     k: usize,
     kernel: Kernel,
-    init: &PowerInit,
     seed: u64,
-) -> Result<(Array2<f64>, Vec<usize>)> {
+) -> Result<Array2<f64>> {
     crate::data::validate::check_points(x)?;
     crate::data::validate::check_k(k, x.nrows())?;
     let squares = crate::data::validate::Arithmetic::SQUARES;
@@ -276,12 +291,33 @@ fn prepare<F: Scalar>(
         params.memory_estimate(n, x.ncols(), size_of::<F>()),
         "use rff-kpkm (random Fourier features, O(n·D) memory)",
     )?;
-    let km = kernel_matrix(x, kernel, seed)?;
+    kernel_matrix(x, kernel, seed)
+}
+
+/// The exact methods' restarts: `fit_once` on a [`KernelSpace`] from each run's initial
+/// points, keeping the lowest objective.
+fn best_exact(
+    km: &Array2<f64>,
+    k: usize,
+    init: &PowerInit,
+    n_init: usize,
+    seed: u64,
+    fit_once: impl Fn(&mut KernelSpace, usize) -> Result<PowerFit>,
+) -> Result<KernelModel> {
     let mut rng = StdRng::seed_from_u64(seed);
-    let seeds = init.seeds(x.nrows(), k, &mut rng, |rng| {
-        Ok(kernel_kmeans_plus_plus(&km, k, rng))
-    })?;
-    Ok((km, seeds))
+    let once = |r| -> Result<KernelModel> {
+        let seeds = init.seeds(km.nrows(), k, &mut rng, |rng| {
+            Ok(kernel_kmeans_plus_plus(km, k, rng))
+        })?;
+        let mut space = KernelSpace::new(km, &seeds);
+        let fit = fit_once(&mut space, r)?;
+        Ok(KernelModel {
+            fit,
+            coefficients: space.a,
+            seeds,
+        })
+    };
+    best_of(init.runs(n_init), once, |m| m.fit.objective)
 }
 
 /// The exact methods' memory: the n × n kernel matrix, the bandwidth's sample, the f64 copies
@@ -314,13 +350,9 @@ impl<F: Scalar> Fit<ArrayView2<'_, F>> for Kpkm {
     type Model = KernelModel;
     fn fit(&self, x: &ArrayView2<'_, F>) -> Result<KernelModel> {
         self.schedule.validate()?;
-        let (km, seeds) = prepare(*x, self, self.k, self.kernel, &self.init, self.seed)?;
-        let mut space = KernelSpace::new(&km, &seeds);
-        let fit = run(&mut space, &self.schedule, self.progress.as_ref())?;
-        Ok(KernelModel {
-            fit,
-            coefficients: space.a,
-            seeds,
+        let km = prepare(*x, self, self.k, self.kernel, self.seed)?;
+        best_exact(&km, self.k, &self.init, self.n_init, self.seed, |space, r| {
+            run(space, &self.schedule.for_run(r), self.progress.as_ref())
         })
     }
 }
@@ -336,6 +368,8 @@ pub struct KernelKMeans {
     pub max_iter: usize,
     /// Initial centroids.
     pub init: PowerInit,
+    /// Runs from different initial centroids; the one with the lowest objective is kept.
+    pub n_init: usize,
     /// Seed.
     pub seed: u64,
 }
@@ -348,8 +382,14 @@ impl KernelKMeans {
             kernel: Kernel::Gaussian(Bandwidth::Median),
             max_iter: 300,
             init: PowerInit::Random,
+            n_init: DEFAULT_N_INIT,
             seed: 0,
         }
+    }
+    /// Number of runs from different initial centroids (the best objective is kept).
+    pub fn n_init(mut self, n: usize) -> Self {
+        self.n_init = n;
+        self
     }
     /// Kernel.
     pub fn kernel(mut self, k: Kernel) -> Self {
@@ -373,49 +413,21 @@ impl<F: Scalar> Fit<ArrayView2<'_, F>> for KernelKMeans {
     /// Assign to the nearest centroid, move centroids to their clusters' means, until no label
     /// changes; an emptied cluster keeps its previous centroid.
     fn fit(&self, x: &ArrayView2<'_, F>) -> Result<KernelModel> {
-        let (km, seeds) = prepare(*x, self, self.k, self.kernel, &self.init, self.seed)?;
-        let mut space = KernelSpace::new(&km, &seeds);
-        let mut labels: Vec<i64> = Vec::new();
-        let (mut n_iter, mut converged) = (0, false);
-        while n_iter < self.max_iter {
-            n_iter += 1;
-            let d = space.distances()?;
-            let new = argmin_rows(&d);
-            if new == labels {
-                converged = true;
-                break;
-            }
-            labels = new;
-            let mut w = Array2::<f64>::zeros((km.nrows(), self.k));
-            labels
-                .iter()
-                .enumerate()
-                .for_each(|(i, &l)| w[[i, l as usize]] = 1.0);
-            for (j, mut col) in w.columns_mut().into_iter().enumerate() {
-                if col.sum() == 0.0 {
-                    col.assign(&space.a.column(j));
-                }
-            }
-            space.update(&w);
-        }
-        // The kernel k-means objective: Σᵢ minⱼ ‖φ(xᵢ) − θⱼ‖².
-        let objective = space
-            .distances()?
-            .rows()
-            .into_iter()
-            .map(|r| r.iter().copied().fold(f64::INFINITY, f64::min))
-            .sum::<f64>();
-        Ok(KernelModel {
-            fit: PowerFit {
-                labels,
-                n_iter,
-                converged,
+        let km = prepare(*x, self, self.k, self.kernel, self.seed)?;
+        best_exact(&km, self.k, &self.init, self.n_init, self.seed, |space, _| {
+            let mut objectives = Vec::new();
+            let hard = finish_hard(space, self.max_iter, &mut objectives, |_, _| {})?;
+            Ok(PowerFit {
+                labels: hard.labels,
+                n_iter: hard.n_iter,
+                converged: hard.converged,
                 s: f64::NEG_INFINITY,
-                objective,
-                objectives: Vec::new(),
-            },
-            coefficients: space.a,
-            seeds,
+                annealing_steps: 0,
+                annealed: false,
+                hard_iter: hard.n_iter,
+                objective: hard.objective,
+                objectives,
+            })
         })
     }
 }
@@ -434,6 +446,9 @@ pub struct RffKpkm {
     pub schedule: Schedule,
     /// Initial centroids (data points).
     pub init: PowerInit,
+    /// Runs from different initial centroids on the same features; the one with the lowest
+    /// objective is kept.
+    pub n_init: usize,
     /// Seed of the features and the initialisation.
     pub seed: u64,
     /// Progress callback.
@@ -453,6 +468,7 @@ impl RffKpkm {
             bandwidth: Bandwidth::Median,
             schedule: Schedule::default(),
             init: PowerInit::Random,
+            n_init: DEFAULT_N_INIT,
             seed: 0,
             progress: None,
             comm: single_process(),
@@ -469,6 +485,11 @@ impl RffKpkm {
     /// weighted sums are summed over the processes, the labels are those of its rows.
     pub fn communicator(mut self, comm: SharedComm) -> Self {
         self.comm = comm;
+        self
+    }
+    /// Number of runs from different initial centroids (the best objective is kept).
+    pub fn n_init(mut self, n: usize) -> Self {
+        self.n_init = n;
         self
     }
     /// Number of random features.
@@ -603,6 +624,7 @@ impl<F: Scalar> Fit<ArrayView2<'_, F>> for RffKpkm {
         let mut power = PowerKMeans::new(self.k)
             .schedule(self.schedule)
             .init(self.init.clone())
+            .n_init(self.n_init)
             .seed(self.seed)
             .communicator(self.comm.clone())
             .backend(self.backend.clone());

@@ -26,7 +26,9 @@
 
 use crate::error::{Error, Result};
 use crate::estimator::{Clustering, Fit, Progress, ProgressFn};
-use crate::kernel::power::{move_to_means, weighted_sums, weights_of, PowerInit, Schedule};
+use crate::kernel::power::{
+    best_of, move_to_means, weighted_sums, weights_of, PowerInit, Schedule, DEFAULT_N_INIT,
+};
 use crate::kernel::rff::{Bandwidth, RandomFourierFeatures};
 use crate::linalg::argmin_rows;
 use crate::memory::{check_fit, product, MemoryEstimate};
@@ -55,6 +57,9 @@ pub struct IpRffMkpkm {
     pub schedule: Schedule,
     /// Initial centroids (data points).
     pub init: PowerInit,
+    /// Runs from different initial centroids on the same features; the one with the lowest
+    /// objective (see [`IpRffMkpkmModel::objective`]) is kept.
+    pub n_init: usize,
     /// Seed of the features and the initialisation.
     pub seed: u64,
     /// Progress callback.
@@ -73,6 +78,7 @@ impl IpRffMkpkm {
             m_p: 2.0,
             schedule: Schedule::default(),
             init: PowerInit::Random,
+            n_init: DEFAULT_N_INIT,
             seed: 0,
             progress: None,
         }
@@ -112,6 +118,11 @@ impl IpRffMkpkm {
         self.init = i;
         self
     }
+    /// Number of runs from different initial centroids (the best objective is kept).
+    pub fn n_init(mut self, n: usize) -> Self {
+        self.n_init = n;
+        self
+    }
     /// Seed.
     pub fn seed(mut self, s: u64) -> Self {
         self.seed = s;
@@ -142,6 +153,10 @@ pub struct IpRffMkpkmModel<F> {
     pub scales: Vec<f64>,
     /// `f_s` before each update, both stages.
     pub objectives: Vec<f64>,
+    /// The objective shared with the other methods and used to choose among runs: the
+    /// kernel k-means objective of the labels in the combined kernel (final weights γ), each
+    /// centroid its cluster's plain mean.
+    pub objective: f64,
     /// Iterations (both stages).
     pub n_iter: usize,
     /// Whether the last stage converged.
@@ -185,7 +200,7 @@ impl<F: Scalar> Clustering for IpRffMkpkmModel<F> {
         &self.labels
     }
     fn loss(&self) -> Option<f64> {
-        self.objectives.last().copied()
+        Some(self.objective)
     }
     fn n_iter(&self) -> usize {
         self.n_iter
@@ -313,8 +328,8 @@ impl IpRffMkpkm {
         eta: Option<Vec<f64>>,
         objectives: &mut Vec<f64>,
         iter_offset: usize,
+        sched: &Schedule,
     ) -> Result<(usize, bool, f64, Option<Vec<f64>>)> {
-        let sched = &self.schedule;
         let mut s = sched.s0;
         let (mut n_iter, mut converged) = (0, false);
         while n_iter < sched.max_iter {
@@ -420,62 +435,87 @@ impl<F: Scalar> Fit<ArrayView2<'_, F>> for IpRffMkpkm {
             .map(|f| Ok(unit_scatter(f.transform(x.view())?)))
             .collect::<Result<_>>()?;
         let mut rng = StdRng::seed_from_u64(self.seed);
-        let seeds = self.init.seeds(x.nrows(), self.k, &mut rng, |rng| {
-            crate::kmeans::kmeans_plus_plus_indices(x.view(), self.k, rng)
-        })?;
-        let m = z.len();
-        let mut state = State {
-            z: &z,
-            centers: z.iter().map(|zp| zp.select(Axis(0), &seeds)).collect(),
-            gamma: vec![1.0 / m as f64; m],
-            prev_v: None,
-        };
-        let mut objectives = Vec::new();
-        let (mut n_iter, mut converged, mut s, _) = self.stage(&mut state, None, &mut objectives, 0)?;
-        let mut eta = None;
-        if self.possibilistic {
+        let once = |r: usize| -> Result<IpRffMkpkmModel<F>> {
+            let schedule = self.schedule.for_run(r);
+            let seeds = self.init.seeds(x.nrows(), self.k, &mut rng, |rng| {
+                crate::kmeans::kmeans_plus_plus_indices(x.view(), self.k, rng)
+            })?;
+            let m = z.len();
+            let mut state = State {
+                z: &z,
+                centers: z.iter().map(|zp| zp.select(Axis(0), &seeds)).collect(),
+                gamma: vec![1.0 / m as f64; m],
+                prev_v: None,
+            };
+            let mut objectives = Vec::new();
+            let (mut n_iter, mut converged, mut s, _) =
+                self.stage(&mut state, None, &mut objectives, 0, &schedule)?;
+            let mut eta = None;
+            if self.possibilistic {
+                let d = state.combined(&state.distances()?);
+                let labels = argmin_rows(&d);
+                let mut sums = vec![0.0; self.k];
+                let mut counts = vec![0usize; self.k];
+                for (i, &l) in labels.iter().enumerate() {
+                    sums[l as usize] += d[[i, l as usize]];
+                    counts[l as usize] += 1;
+                }
+                let overall = d.mean().unwrap_or(1.0);
+                let h0: Vec<f64> = (0..self.k)
+                    .map(|j| {
+                        if counts[j] > 0 && sums[j] > 0.0 {
+                            sums[j] / counts[j] as f64
+                        } else {
+                            overall
+                        }
+                    })
+                    .collect();
+                state.prev_v = None;
+                let (it2, conv2, s2, h) =
+                    self.stage(&mut state, Some(h0), &mut objectives, n_iter, &schedule)?;
+                n_iter += it2;
+                converged = conv2;
+                s = s2;
+                eta = h;
+            }
             let d = state.combined(&state.distances()?);
             let labels = argmin_rows(&d);
-            let mut sums = vec![0.0; self.k];
-            let mut counts = vec![0usize; self.k];
-            for (i, &l) in labels.iter().enumerate() {
-                sums[l as usize] += d[[i, l as usize]];
-                counts[l as usize] += 1;
-            }
-            let overall = d.mean().unwrap_or(1.0);
-            let h0: Vec<f64> = (0..self.k)
-                .map(|j| {
-                    if counts[j] > 0 && sums[j] > 0.0 {
-                        sums[j] / counts[j] as f64
-                    } else {
-                        overall
-                    }
-                })
-                .collect();
-            state.prev_v = None;
-            let (it2, conv2, s2, h) = self.stage(&mut state, Some(h0), &mut objectives, n_iter)?;
-            n_iter += it2;
-            converged = conv2;
-            s = s2;
-            eta = h;
-        }
-        let d = state.combined(&state.distances()?);
-        let labels = argmin_rows(&d);
-        let typicalities = match &eta {
-            Some(h) => typicalities(&d, h, self.m_p),
-            None => Array2::from_elem(d.dim(), 1.0),
+            let typicalities = match &eta {
+                Some(h) => typicalities(&d, h, self.m_p),
+                None => Array2::from_elem(d.dim(), 1.0),
+            };
+            // The shared objective: the kernel k-means objective of the labels in the combined
+            // kernel (the final γ), each centroid its cluster's plain mean.
+            let objective = {
+                let mut means = State {
+                    z: &z,
+                    centers: state.centers.clone(),
+                    gamma: state.gamma.clone(),
+                    prev_v: None,
+                };
+                let mut hard = Array2::<f64>::zeros((x.nrows(), self.k));
+                labels
+                    .iter()
+                    .enumerate()
+                    .for_each(|(i, &l)| hard[[i, l as usize]] = 1.0);
+                means.update_centers(&hard);
+                let d = means.combined(&means.distances()?);
+                labels.iter().enumerate().map(|(i, &l)| d[[i, l as usize]]).sum()
+            };
+            Ok(IpRffMkpkmModel {
+                features: features.clone(),
+                kernel_weights: state.gamma.clone(),
+                centers: state.centers,
+                labels,
+                typicalities,
+                scales: eta.unwrap_or_default(),
+                objectives,
+                objective,
+                n_iter,
+                converged,
+                s,
+            })
         };
-        Ok(IpRffMkpkmModel {
-            features,
-            kernel_weights: state.gamma.clone(),
-            centers: state.centers,
-            labels,
-            typicalities,
-            scales: eta.unwrap_or_default(),
-            objectives,
-            n_iter,
-            converged,
-            s,
-        })
+        best_of(self.init.runs(self.n_init), once, |m| m.objective)
     }
 }

@@ -19,6 +19,30 @@
 //! annealed on); and no N(0, 0.1) jitter is added to the initial points (it depends on the
 //! data's scale).
 //!
+//! Every run ends with hard iterations: power k-means' step at s = −∞, which is Lloyd's
+//! (each centroid moves to the mean of the points nearest to it), until no label changes.
+//! `converged` means that fixed point was reached (the JSON says why when it was not); the
+//! annealing itself may stop earlier at `max_iter`, reported as `annealed: false`. The
+//! objective every method and run reports, and restarts compare, is the kernel k-means
+//! objective `Σᵢ minⱼ ‖φ(xᵢ) − θⱼ‖²` at that fixed point, in the space the centroids live in.
+//!
+//! Restarts (`n_init`, default 1 as the authors') keep the run with the lowest objective;
+//! odd-numbered runs start at `10·s0`. Why both: measured on concentric circles, moons and
+//! blobs with outliers (paper-repro/results/kernel_restarts.md, n = 1,000, σ = the median
+//! distance × {¼, ½, 1}, 10 seeds), a run from s0 = −1 reaches the best objective found by
+//! any run in 45 % of the cases (k-means++ seeds: 47 %), from s0 = −10 in 29 % (31 %), and
+//! plain kernel k-means in 15 % (23 %): annealing from the k-harmonic means is the better
+//! single run. But its path hardly depends on the seeds, and where the k-harmonic optimum is
+//! another partition than the k-means one it misses the latter every time: on
+//! `make_circles(2000, factor = 0.4, noise = 0.05)` with σ = 0.3 the power-mean objective
+//! `f_s` of the left/right split is below the two rings' for s ≥ −4 (−1: 1,838 vs 1,863;
+//! −3: 1,782 vs 1,793) and above it from s ≈ −5 on (−10: 1,687 vs 1,662), so every run from
+//! s0 = −1 ends in the left/right split (objective 1,590.7, ARI 0), while runs from s0 = −10
+//! with k-means++ seeds reach the rings (1,554.4) in about a third of the cases, and
+//! `--s0 -10 --init k-means++ --n-init 10` on all five seeds. Alternating the two starting
+//! powers keeps the deterministic path and adds seed-dependent ones; it reached the rings on
+//! 3 of 5 seeds with `--init k-means++ --n-init 10` (defaults otherwise).
+//!
 //! Distributed ([`PowerKMeans::communicator`]): every process holds a slice of the rows, the
 //! initial points are drawn over all rows as on one process, and each iteration's weighted
 //! sums, weight totals, objective and hardness are summed over the processes in rank order;
@@ -48,8 +72,16 @@ const BLOCK: usize = crate::comm::ROW_GRANULE;
 
 /// The MM weights `wⱼ = ∂M_s/∂dⱼ` of one point's distances (s < 0 or 0 < s ≤ 1); returns
 /// the power mean `M_s(d)` from the same sums. One logarithm and one exponential per entry:
-/// `rˢ = exp(s·ln r)` and `rˢ⁻¹ = rˢ / r`.
+/// `rˢ = exp(s·ln r)` and `rˢ⁻¹ = rˢ / r`. At s = −∞ (the k-means limit) `M_s` is the
+/// minimum and the weights are k-means' hard assignment: 1 for the nearest centroid (the
+/// lowest index among equals), 0 elsewhere.
 pub fn power_weights(d: &[f64], s: f64, w: &mut [f64]) -> f64 {
+    if s == f64::NEG_INFINITY {
+        let nearest = (1..d.len()).fold(0, |b, j| if d[j] < d[b] { j } else { b });
+        w.fill(0.0);
+        w[nearest] = 1.0;
+        return d[nearest];
+    }
     let k = d.len() as f64;
     let top = d.iter().copied().fold(0.0, f64::max);
     let guard = 1e-12 * top + f64::MIN_POSITIVE;
@@ -71,6 +103,9 @@ pub fn power_weights(d: &[f64], s: f64, w: &mut [f64]) -> f64 {
 pub fn power_mean(d: &[f64], s: f64) -> f64 {
     let k = d.len() as f64;
     let min = d.iter().copied().fold(f64::INFINITY, f64::min);
+    if s == f64::NEG_INFINITY {
+        return min;
+    }
     if min <= 0.0 {
         // A zero distance: M_s = 0 for s < 0; for s > 0 compute directly.
         return if s < 0.0 {
@@ -81,6 +116,9 @@ pub fn power_mean(d: &[f64], s: f64) -> f64 {
     }
     min * (d.iter().map(|&v| (v / min).powf(s)).sum::<f64>() / k).powf(1.0 / s)
 }
+
+/// Default number of runs of the power and kernel k-means methods (see the module comment).
+pub const DEFAULT_N_INIT: usize = 1;
 
 /// The annealing schedule and stopping rule.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -98,6 +136,9 @@ pub struct Schedule {
     /// Mean share of each point's largest weight required to stop (default 0.9): the run
     /// ends only once the weights are close to k-means' hard assignments.
     pub hardness: f64,
+    /// The odd-numbered restarts start at `s0 × restart_s0_factor` (default 10; 1: every
+    /// run starts at s0). See the module comment for why restarts alternate the two.
+    pub restart_s0_factor: f64,
 }
 
 impl Default for Schedule {
@@ -109,12 +150,31 @@ impl Default for Schedule {
             max_iter: 200,
             tol: 1e-4,
             hardness: 0.9,
+            restart_s0_factor: 10.0,
         }
     }
 }
 
 impl Schedule {
+    /// The schedule of restart `r` (0 is the first run): s0 for even r, s0 ×
+    /// `restart_s0_factor` for odd r.
+    pub(crate) fn for_run(&self, r: usize) -> Schedule {
+        let s0 = if r % 2 == 1 {
+            self.s0 * self.restart_s0_factor
+        } else {
+            self.s0
+        };
+        Schedule { s0, ..*self }
+    }
+
     pub(crate) fn validate(&self) -> Result<()> {
+        if !(self.restart_s0_factor >= 1.0 && self.restart_s0_factor.is_finite()) {
+            return Err(Error::param(
+                "restart_s0_factor",
+                self.restart_s0_factor,
+                "must be finite and at least 1",
+            ));
+        }
         if !(self.s0 < 0.0 && self.s0.is_finite()) {
             return Err(Error::param(
                 "s0",
@@ -177,15 +237,26 @@ pub(crate) fn hardness(w: &[f64]) -> f64 {
 pub struct PowerFit {
     /// Nearest centroid of each point at the end.
     pub labels: Vec<i64>,
-    /// Iterations run.
+    /// Iterations run: annealing and hard together.
     pub n_iter: usize,
-    /// Whether the centroids stopped moving before `max_iter`.
+    /// Whether the run ended at the hard-assignment fixed point: every centroid the mean of
+    /// the points nearest to it, so another k-means step changes no label.
     pub converged: bool,
-    /// The power s at the end.
+    /// The power s when the annealing ended (the hard iterations run at s = −∞).
     pub s: f64,
-    /// `f_s` at the end (with the final s).
+    /// How many times s was multiplied by η.
+    pub annealing_steps: usize,
+    /// Whether the annealing met its stopping rule (centroids still, weights nearly hard)
+    /// before `max_iter`; when it did not, the hard iterations start from where it stopped.
+    pub annealed: bool,
+    /// Hard (k-means) iterations after the annealing.
+    pub hard_iter: usize,
+    /// The objective shared by every method and run: `Σᵢ minⱼ ‖φ(xᵢ) − θⱼ‖²` at the end
+    /// (at the fixed point, the kernel k-means objective of the labels, in the space the
+    /// centroids live in: the data, the random features or the kernel's).
     pub objective: f64,
-    /// `f_s` before each centroid update (with that iteration's s).
+    /// `f_s` before each centroid update (with that iteration's s; the minimum, s = −∞, in
+    /// the hard iterations).
     pub objectives: Vec<f64>,
 }
 
@@ -225,59 +296,142 @@ pub(crate) fn objective_of(d: &Array2<f64>, s: f64, comm: &dyn Communicator) -> 
     crate::comm::reproducible_sum(&blocks, 1, comm)[0]
 }
 
-/// Runs power k-means' MM loop on `space`.
+/// Runs power k-means' MM loop on `space`: the annealing, then hard (k-means) iterations
+/// to the fixed point.
 pub(crate) fn run<S: Space + ?Sized>(
     space: &mut S,
     sched: &Schedule,
     progress: Option<&ProgressFn>,
 ) -> Result<PowerFit> {
     let mut s = sched.s0;
-    let mut converged = false;
-    let mut n_iter = 0;
+    let (mut n_iter, mut annealing_steps, mut annealed) = (0, 0, false);
     let mut objectives = Vec::new();
+    let report = |n_iter: usize, objective: f64| {
+        if let Some(p) = progress {
+            p.report(&Progress {
+                iteration: n_iter,
+                max_iter: Some(2 * sched.max_iter),
+                objective: Some(objective),
+            });
+        }
+    };
     while n_iter < sched.max_iter {
         n_iter += 1;
         let step = space.step(s)?;
         objectives.push(step.objective);
-        if let Some(p) = progress {
-            p.report(&Progress {
-                iteration: n_iter,
-                max_iter: Some(sched.max_iter),
-                objective: objectives.last().copied(),
-            });
-        }
+        report(n_iter, step.objective);
         if n_iter % sched.anneal_every == 0 {
             s *= sched.eta;
+            annealing_steps += 1;
         }
         if step.moved.sqrt() <= sched.tol * step.norm.sqrt() && step.hardness >= sched.hardness {
+            annealed = true;
+            break;
+        }
+    }
+    let hard = finish_hard(space, sched.max_iter, &mut objectives, |i, o| {
+        report(n_iter + i, o)
+    })?;
+    Ok(PowerFit {
+        labels: hard.labels,
+        n_iter: n_iter + hard.n_iter,
+        converged: hard.converged,
+        s,
+        annealing_steps,
+        annealed,
+        hard_iter: hard.n_iter,
+        objective: hard.objective,
+        objectives,
+    })
+}
+
+/// What the hard iterations end with.
+pub(crate) struct Hard {
+    pub labels: Vec<i64>,
+    pub n_iter: usize,
+    pub converged: bool,
+    /// `Σᵢ minⱼ dᵢⱼ` at the end.
+    pub objective: f64,
+}
+
+/// k-means (Lloyd) iterations in `space` (power k-means' s = −∞ step: each centroid moves to
+/// the mean of its nearest points, an emptied one stays) until no label changes, at most
+/// `max_iter`; pushes each step's objective.
+pub(crate) fn finish_hard<S: Space + ?Sized>(
+    space: &mut S,
+    max_iter: usize,
+    objectives: &mut Vec<f64>,
+    report: impl Fn(usize, f64),
+) -> Result<Hard> {
+    let mut d = space.distances()?;
+    let mut labels = argmin_rows(&d);
+    let (mut n_iter, mut converged) = (0, false);
+    while n_iter < max_iter {
+        n_iter += 1;
+        let step = space.step(f64::NEG_INFINITY)?;
+        objectives.push(step.objective);
+        report(n_iter, step.objective);
+        d = space.distances()?;
+        let new = argmin_rows(&d);
+        // Every process decides alike: the labels of all of them are unchanged.
+        let changed = new.iter().zip(&labels).filter(|(a, b)| a != b).count() as u64;
+        labels = new;
+        if space.comm().all_gather_u64(&[changed]).iter().all(|&c| c == 0) {
             converged = true;
             break;
         }
     }
-    let d = space.distances()?;
-    Ok(PowerFit {
-        labels: argmin_rows(&d),
+    Ok(Hard {
+        labels,
         n_iter,
         converged,
-        s,
-        objective: objective_of(&d, s, space.comm()),
-        objectives,
+        objective: objective_of(&d, f64::NEG_INFINITY, space.comm()),
     })
+}
+
+/// Runs `fit_once` for restarts 0, 1, … `n_init − 1` and keeps the model with the lowest
+/// objective (the earliest among equals). Every restart draws its initial centroids from the
+/// same generator in turn, so restart 0 is the single run's.
+pub(crate) fn best_of<M>(
+    n_init: usize,
+    mut fit_once: impl FnMut(usize) -> Result<M>,
+    objective: impl Fn(&M) -> f64,
+) -> Result<M> {
+    if n_init == 0 {
+        return Err(Error::param("n_init", 0, "at least one run"));
+    }
+    let mut best = fit_once(0)?;
+    for r in 1..n_init {
+        let m = fit_once(r)?;
+        if objective(&m) < objective(&best) {
+            best = m;
+        }
+    }
+    Ok(best)
 }
 
 /// Initial centroids, as k data points.
 #[derive(Clone, Debug, PartialEq, Default)]
 pub enum PowerInit {
-    /// k distinct points drawn uniformly (the authors' choice).
+    /// k distinct points drawn uniformly (the authors' choice, the default).
     #[default]
     Random,
-    /// Greedy k-means++ in the space the centroids live in.
+    /// k-means++ in the space the centroids live in: greedy k-means++ on the data or the
+    /// random features, D² sampling on the kernel's implied distance for the exact methods.
     KMeansPlusPlus,
     /// These points (row indices).
     Given(Vec<usize>),
 }
 
 impl PowerInit {
+    /// How many of `n_init` runs differ: one from given points.
+    pub(crate) fn runs(&self, n_init: usize) -> usize {
+        match self {
+            PowerInit::Given(_) => n_init.min(1),
+            _ => n_init,
+        }
+    }
+
     /// The seed rows for `n` points, with `kmeanspp` giving k-means++'s choice.
     pub(crate) fn seeds(
         &self,
@@ -485,6 +639,8 @@ pub struct PowerKMeans {
     pub schedule: Schedule,
     /// Initial centroids.
     pub init: PowerInit,
+    /// Runs from different initial centroids; the one with the lowest objective is kept.
+    pub n_init: usize,
     /// Seed.
     pub seed: u64,
     /// Progress callback (after each iteration, with `f_s`).
@@ -503,11 +659,17 @@ impl PowerKMeans {
             k,
             schedule: Schedule::default(),
             init: PowerInit::Random,
+            n_init: DEFAULT_N_INIT,
             seed: 0,
             progress: None,
             comm: single_process(),
             backend: AnyBackend::default(),
         }
+    }
+    /// Number of runs from different initial centroids (the best objective is kept).
+    pub fn n_init(mut self, n: usize) -> Self {
+        self.n_init = n;
+        self
     }
     /// The communicator of a distributed run (see [`crate::comm`]): `fit` then gets this
     /// process's slice of the rows, and the labels are those of its rows.
@@ -578,26 +740,30 @@ impl PowerKMeans {
         crate::data::validate::check_magnitude_global(x, part.n_global, squares, "power k-means", comm)?;
         let x = crate::data::standard_layout(x);
         let mut rng = StdRng::seed_from_u64(self.seed);
-        let seeds = self.init.seeds(part.n_global, self.k, &mut rng, |rng| {
-            crate::kmeans::greedy_kmeans_plus_plus(x.view(), self.k, rng, part, comm)
-        })?;
-        let on_cpu = || -> Result<(Array2<F>, PowerFit)> {
-            let mut space = Features::new(x.view(), &seeds, part, comm);
-            let fit = run(&mut space, &self.schedule, self.progress.as_ref())?;
-            Ok((space.centers, fit))
+        let fit_once = |r: usize| -> Result<PowerKMeansModel<F>> {
+            let schedule = self.schedule.for_run(r);
+            let seeds = self.init.seeds(part.n_global, self.k, &mut rng, |rng| {
+                crate::kmeans::greedy_kmeans_plus_plus(x.view(), self.k, rng, part, comm)
+            })?;
+            let on_cpu = || -> Result<(Array2<F>, PowerFit)> {
+                let mut space = Features::new(x.view(), &seeds, part, comm);
+                let fit = run(&mut space, &schedule, self.progress.as_ref())?;
+                Ok((space.centers, fit))
+            };
+            let (centers, fit) = match &self.backend {
+                AnyBackend::Cpu(_) => on_cpu()?,
+                #[cfg(feature = "cuda")]
+                AnyBackend::Cuda(b) => match b.or_cpu(b.power_space(x.view(), &seeds, part, comm))? {
+                    Some(mut space) => {
+                        let fit = run(&mut *space, &schedule, self.progress.as_ref())?;
+                        (space.into_centers(), fit)
+                    }
+                    None => on_cpu()?,
+                },
+            };
+            Ok(PowerKMeansModel { centers, fit, seeds })
         };
-        let (centers, fit) = match &self.backend {
-            AnyBackend::Cpu(_) => on_cpu()?,
-            #[cfg(feature = "cuda")]
-            AnyBackend::Cuda(b) => match b.or_cpu(b.power_space(x.view(), &seeds, part, comm))? {
-                Some(mut space) => {
-                    let fit = run(&mut *space, &self.schedule, self.progress.as_ref())?;
-                    (space.into_centers(), fit)
-                }
-                None => on_cpu()?,
-            },
-        };
-        Ok(PowerKMeansModel { centers, fit, seeds })
+        best_of(self.init.runs(self.n_init), fit_once, |m| m.fit.objective)
     }
 }
 
@@ -648,6 +814,84 @@ impl<F: Scalar> crate::estimator::Clustering for PowerKMeansModel<F> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::datasets::Blobs;
+
+    /// s = −∞ is k-means' hard assignment: one-hot at the nearest (the lowest index among
+    /// equals), and the power mean is the minimum.
+    #[test]
+    fn weights_at_minus_infinity_are_hard() {
+        let mut w = [9.0; 4];
+        assert_eq!(
+            power_weights(&[3.0, 1.0, 2.0, 1.0], f64::NEG_INFINITY, &mut w),
+            1.0
+        );
+        assert_eq!(w, [0.0, 1.0, 0.0, 0.0]);
+        assert_eq!(power_mean(&[3.0, 1.0, 2.0, 1.0], f64::NEG_INFINITY), 1.0);
+    }
+
+    /// A converged run ends at the hard-assignment fixed point: every label the nearest
+    /// centre, every centre the mean of its points, the objective their squared distances.
+    #[test]
+    fn converged_runs_end_at_the_kmeans_fixed_point() {
+        let x = Blobs::new(400, 4)
+            .n_features(3)
+            .cluster_std(2.5)
+            .seed(3)
+            .generate()
+            .unwrap()
+            .data;
+        for (max_iter, n_init) in [(200, 1), (3, 1), (200, 4)] {
+            let m = PowerKMeans::new(4)
+                .max_iter(max_iter)
+                .n_init(n_init)
+                .fit_rows(x.view())
+                .unwrap();
+            assert!(m.fit.converged, "max_iter {max_iter}");
+            assert_eq!(m.fit.annealed, max_iter == 200);
+            let mut objective = 0.0;
+            for (j, c) in m.centers.rows().into_iter().enumerate() {
+                let members: Vec<usize> = (0..x.nrows()).filter(|&i| m.fit.labels[i] == j as i64).collect();
+                let mean = x.select(Axis(0), &members).mean_axis(Axis(0)).unwrap();
+                for (a, b) in c.iter().zip(&mean) {
+                    assert!((a - b).abs() <= 1e-9 * (1.0 + b.abs()), "centre {j}: {a} vs {b}");
+                }
+            }
+            for (i, r) in x.rows().into_iter().enumerate() {
+                let d: Vec<f64> = m
+                    .centers
+                    .rows()
+                    .into_iter()
+                    .map(|c| (&r - &c).mapv(|v| v * v).sum())
+                    .collect();
+                let nearest = (1..4).fold(0, |b, j| if d[j] < d[b] { j } else { b });
+                assert_eq!(m.fit.labels[i], nearest as i64);
+                objective += d[nearest];
+            }
+            assert!((m.fit.objective - objective).abs() <= 1e-9 * objective);
+        }
+    }
+
+    /// Restarts keep the lowest objective; restart 0 is the single run.
+    #[test]
+    fn restarts_keep_the_best_run() {
+        let x = Blobs::new(300, 6)
+            .n_features(2)
+            .cluster_std(3.0)
+            .seed(8)
+            .generate()
+            .unwrap()
+            .data;
+        let one = PowerKMeans::new(6).seed(2).fit_rows(x.view()).unwrap();
+        let many = PowerKMeans::new(6).seed(2).n_init(8).fit_rows(x.view()).unwrap();
+        assert!(many.fit.objective <= one.fit.objective);
+        let again = PowerKMeans::new(6).seed(2).n_init(8).fit_rows(x.view()).unwrap();
+        assert_eq!(many, again);
+        let given = PowerKMeans::new(6)
+            .init(PowerInit::Given(one.seeds.clone()))
+            .n_init(8);
+        assert_eq!(given.fit_rows(x.view()).unwrap().fit, one.fit);
+        assert!(PowerKMeans::new(6).n_init(0).fit_rows(x.view()).is_err());
+    }
 
     /// Spec acceptance 2: the closed form against a finite difference, scale invariance,
     /// s = 1, s = −50, and no NaN or infinity at the extremes.

@@ -19,7 +19,7 @@ pub struct PowerArgs {
     #[command(flatten)]
     algo: AlgoArgs,
     /// Initial power s0 (negative).
-    #[arg(long, default_value_t = -1.0, allow_negative_numbers = true)]
+    #[arg(long, default_value_t = Schedule::default().s0, allow_negative_numbers = true)]
     s0: f64,
     /// Annealing factor: s ← eta·s every 2 iterations.
     #[arg(long, default_value_t = 1.04)]
@@ -27,9 +27,14 @@ pub struct PowerArgs {
     /// Relative tolerance on the centroids' movement.
     #[arg(long, default_value_t = 1e-4)]
     tol: f64,
-    /// Initial centroids: random (k data points) or k-means++.
+    /// Initial centroids: random (k data points) or k-means++ (in the space the centroids
+    /// live in: the data, the random features, or the kernel's implied distance).
     #[arg(long, default_value = "random")]
     init: String,
+    /// Runs from different initial centroids; the one with the lowest objective (the kernel
+    /// k-means objective at the final labels) is kept. Odd-numbered runs start at 10·s0.
+    #[arg(long, default_value_t = clustr::kernel::DEFAULT_N_INIT)]
+    n_init: usize,
     /// Element type of the computation: f32 or f64.
     #[arg(long, value_enum, default_value = "f64")]
     dtype: Dtype,
@@ -60,6 +65,27 @@ impl PowerArgs {
             }
         })
     }
+}
+
+/// What every annealed run reports beyond the common fields: where the annealing ended, and
+/// why the run did not reach the hard-assignment fixed point when it did not.
+fn annealing(fit: &clustr::kernel::PowerFit, n_init: usize) -> serde_json::Map<String, serde_json::Value> {
+    let mut e = serde_json::Map::new();
+    e.insert("s".into(), json!(fit.s));
+    e.insert("annealing_steps".into(), json!(fit.annealing_steps));
+    e.insert("annealed".into(), json!(fit.annealed));
+    e.insert("hard_iter".into(), json!(fit.hard_iter));
+    e.insert("n_init".into(), json!(n_init));
+    if !fit.converged {
+        e.insert(
+            "not_converged".into(),
+            json!(format!(
+                "labels still changing after {} hard iterations (max_iter); raise --max-iter",
+                fit.hard_iter
+            )),
+        );
+    }
+    e
 }
 
 /// `--sigma S` or `--sigma median`.
@@ -183,6 +209,7 @@ pub fn run_power_kmeans(a: PowerKMeansArgs) -> CliResult {
     let params = PowerKMeans::new(p.algo.k)
         .schedule(p.schedule())
         .init(p.init()?)
+        .n_init(p.n_init)
         .seed(p.algo.seed);
     let procs = Processes::new(a.distributed)?;
     fn go<F: Scalar>(p: &PowerArgs, procs: Processes, params: PowerKMeans) -> CliResult {
@@ -195,11 +222,7 @@ pub fn run_power_kmeans(a: PowerKMeansArgs) -> CliResult {
                 let model = params.progress(prog).backend(backend.clone()).fit(&x.view())?;
                 Ok((model, backend.name()))
             },
-            |m| {
-                let mut e = serde_json::Map::new();
-                e.insert("s".into(), json!(m.fit.s));
-                Ok(e)
-            },
+            |m| Ok(annealing(&m.fit, p.n_init)),
         )
     }
     match p.dtype {
@@ -214,6 +237,7 @@ pub fn run_kpkm(a: KpkmArgs) -> CliResult {
         .kernel(Kernel::Gaussian(bandwidth(&a.sigma)?))
         .schedule(p.schedule())
         .init(p.init()?)
+        .n_init(p.n_init)
         .seed(p.algo.seed);
     fn go<F: Scalar>(p: &PowerArgs, params: Kpkm) -> CliResult {
         run_with::<F, _>(
@@ -221,11 +245,7 @@ pub fn run_kpkm(a: KpkmArgs) -> CliResult {
             p,
             Processes::new(false)?,
             |x, prog, _| Ok((params.progress(prog).fit(&x.view())?, "cpu")),
-            |m: &clustr::kernel::KernelModel| {
-                let mut e = serde_json::Map::new();
-                e.insert("s".into(), json!(m.fit.s));
-                Ok(e)
-            },
+            |m: &clustr::kernel::KernelModel| Ok(annealing(&m.fit, p.n_init)),
         )
     }
     match p.dtype {
@@ -241,6 +261,7 @@ pub fn run_rff_kpkm(a: RffKpkmArgs) -> CliResult {
         .bandwidth(bandwidth(&a.sigma)?)
         .schedule(p.schedule())
         .init(p.init()?)
+        .n_init(p.n_init)
         .seed(p.algo.seed);
     let procs = Processes::new(a.distributed)?;
     fn go<F: Scalar>(p: &PowerArgs, procs: Processes, params: RffKpkm) -> CliResult {
@@ -254,8 +275,7 @@ pub fn run_rff_kpkm(a: RffKpkmArgs) -> CliResult {
                 Ok((model, backend.name()))
             },
             |m: &clustr::kernel::RffKpkmModel<F>| {
-                let mut e = serde_json::Map::new();
-                e.insert("s".into(), json!(m.power.fit.s));
+                let mut e = annealing(&m.power.fit, p.n_init);
                 e.insert("sigma".into(), json!(m.features.sigma));
                 e.insert("n_features".into(), json!(m.features.n_features()));
                 Ok(e)
@@ -276,6 +296,7 @@ pub fn run_ip_rff_mkpkm(a: IpArgs) -> CliResult {
         .possibilistic(!a.no_possibilistic)
         .schedule(p.schedule())
         .init(p.init()?)
+        .n_init(p.n_init)
         .seed(p.algo.seed);
     if let Some(s) = &a.sigmas {
         params = params.sigmas(s.clone());
@@ -300,6 +321,7 @@ pub fn run_ip_rff_mkpkm(a: IpArgs) -> CliResult {
                 );
                 e.insert("scales".into(), json!(m.scales));
                 e.insert("s".into(), json!(m.s));
+                e.insert("n_init".into(), json!(p.n_init));
                 Ok(e)
             },
         )
