@@ -24,7 +24,9 @@ mod provenance;
 use clustr::datasets::{circles, load, moons, uniform, Dataset};
 use clustr::eval::{accuracy, adjusted_rand_index, normalized_mutual_info, purity};
 use clustr::kernel::rff::median_distance;
-use clustr::kernel::{Bandwidth, IpRffMkpkm, Kernel, KernelKMeans, Kpkm, PowerKMeans, RffKpkm};
+use clustr::kernel::{
+    Bandwidth, IpRffMkpkm, Kernel, KernelKMeans, Kpkm, PowerInit, PowerKMeans, RffKpkm, Schedule,
+};
 use clustr::kmeans::KMeans;
 use clustr::plot::{tick_label, Canvas};
 use clustr::Fit;
@@ -57,21 +59,53 @@ const METHODS: [&str; 7] = [
     "IP-RFF-MKPKM",
 ];
 
-/// One method's labels on `x` (k clusters, bandwidth σ, features D = 2,000 for RFF).
+/// The authors' settings, which this study reproduces: one run from k random points,
+/// annealed from s0 = −1 (clustr's defaults differ, see src/kernel/power.rs).
+fn authors() -> Schedule {
+    Schedule {
+        s0: -1.0,
+        ..Schedule::default()
+    }
+}
+
+/// One method's labels on `x` (k clusters, bandwidth σ, features D = 2,000 for RFF), each
+/// with the authors' settings.
 fn run(method: &str, x: &Array2<f64>, k: usize, sigma: f64, seed: u64) -> clustr::Result<Vec<i64>> {
     let g = Kernel::Gaussian(Bandwidth::Given(sigma));
+    let random = PowerInit::Random;
     Ok(match method {
         "k-means" => KMeans::new(k).n_init(1).seed(seed).fit(&x.view())?.labels,
-        "power k-means" => PowerKMeans::new(k).seed(seed).fit(&x.view())?.fit.labels,
-        "kernel k-means" => {
-            KernelKMeans::new(k)
-                .kernel(g)
+        "power k-means" => {
+            PowerKMeans::new(k)
+                .schedule(authors())
+                .init(random)
+                .n_init(1)
                 .seed(seed)
                 .fit(&x.view())?
                 .fit
                 .labels
         }
-        "exact KPKM" => Kpkm::new(k).kernel(g).seed(seed).fit(&x.view())?.fit.labels,
+        "kernel k-means" => {
+            KernelKMeans::new(k)
+                .kernel(g)
+                .init(random)
+                .n_init(1)
+                .seed(seed)
+                .fit(&x.view())?
+                .fit
+                .labels
+        }
+        "exact KPKM" => {
+            Kpkm::new(k)
+                .kernel(g)
+                .schedule(authors())
+                .init(random)
+                .n_init(1)
+                .seed(seed)
+                .fit(&x.view())?
+                .fit
+                .labels
+        }
         "RFF k-means" => {
             let rff = clustr::kernel::RandomFourierFeatures::new(x.ncols(), 2000, sigma, seed)?;
             let z = rff.transform(x.view())?;
@@ -81,6 +115,9 @@ fn run(method: &str, x: &Array2<f64>, k: usize, sigma: f64, seed: u64) -> clustr
             RffKpkm::new(k)
                 .n_features(2000)
                 .bandwidth(Bandwidth::Given(sigma))
+                .schedule(authors())
+                .init(random)
+                .n_init(1)
                 .seed(seed)
                 .fit(&x.view())?
                 .power
@@ -91,6 +128,9 @@ fn run(method: &str, x: &Array2<f64>, k: usize, sigma: f64, seed: u64) -> clustr
             let sigmas = [0.25, 0.5, 1.0, 2.0, 4.0].iter().map(|f| f * sigma).collect();
             IpRffMkpkm::new(k)
                 .sigmas(sigmas)
+                .schedule(authors())
+                .init(random)
+                .n_init(1)
                 .seed(seed)
                 .fit(&x.view())?
                 .labels

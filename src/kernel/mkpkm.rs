@@ -77,7 +77,7 @@ impl IpRffMkpkm {
             possibilistic: true,
             m_p: 2.0,
             schedule: Schedule::default(),
-            init: PowerInit::Random,
+            init: PowerInit::KMeansPlusPlus,
             n_init: DEFAULT_N_INIT,
             seed: 0,
             progress: None,

@@ -29,7 +29,7 @@ pub struct PowerArgs {
     tol: f64,
     /// Initial centroids: random (k data points) or k-means++ (in the space the centroids
     /// live in: the data, the random features, or the kernel's implied distance).
-    #[arg(long, default_value = "random")]
+    #[arg(long, default_value = "k-means++")]
     init: String,
     /// Runs from different initial centroids; the one with the lowest objective (the kernel
     /// k-means objective at the final labels) is kept. Odd-numbered runs start at 10·s0.
