@@ -334,8 +334,8 @@ fn kpkm_defaults_find_the_rings_where_the_authors_settings_do_not() {
     let d = circles(2000, 0.05, 0.4, 7).unwrap();
     let truth = d.target.clone();
     let gaussian = Kernel::Gaussian(Bandwidth::Given(0.3));
+    let km = clustr::kernel::kpkm::kernel_matrix(d.data.view(), gaussian, 0).unwrap();
     let kmeans_objective = |labels: &[i64]| {
-        let km = clustr::kernel::kpkm::kernel_matrix(d.data.view(), gaussian, 0).unwrap();
         let mut total = (0..labels.len()).map(|i| km[[i, i]]).sum::<f64>();
         for c in 0..2 {
             let m: Vec<usize> = (0..labels.len()).filter(|&i| labels[i] == c).collect();

@@ -133,10 +133,13 @@ impl KernelSpace<'_> {
     /// Moves the centroids to the `w`-weighted means of the points' features; returns
     /// (`Σⱼ‖θⱼ_new − θⱼ_old‖²`, `Σⱼ‖θⱼ_new‖²`).
     fn update(&mut self, w: &Array2<f64>) -> (f64, f64) {
-        let mut a_new = w / &w.sum_axis(Axis(0));
-        // A centroid without weight (an emptied cluster) stays where it is.
-        for (mut new, old) in a_new.columns_mut().into_iter().zip(self.a.columns()) {
-            if !new[0].is_finite() {
+        let totals = w.sum_axis(Axis(0));
+        let mut a_new = w.clone();
+        for ((mut new, old), &t) in a_new.columns_mut().into_iter().zip(self.a.columns()).zip(&totals) {
+            if t > 0.0 {
+                new /= t;
+            } else {
+                // A centroid without weight (an emptied cluster) stays where it is.
                 new.assign(&old);
             }
         }

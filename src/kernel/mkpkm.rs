@@ -252,6 +252,25 @@ impl<F: Scalar> State<'_, F> {
         d
     }
 
+    /// The shared objective of `labels`: the kernel k-means objective in the combined kernel
+    /// (the current γ), each centroid its cluster's plain mean.
+    fn hard_objective(&self, labels: &[i64]) -> Result<f64> {
+        let mut means = State {
+            z: self.z,
+            centers: self.centers.clone(),
+            gamma: self.gamma.clone(),
+            prev_v: None,
+        };
+        let mut hard = Array2::<f64>::zeros((labels.len(), self.centers[0].nrows()));
+        labels
+            .iter()
+            .enumerate()
+            .for_each(|(i, &l)| hard[[i, l as usize]] = 1.0);
+        means.update_centers(&hard);
+        let d = means.combined(&means.distances()?);
+        Ok(labels.iter().enumerate().map(|(i, &l)| d[[i, l as usize]]).sum())
+    }
+
     /// Centroids ← v-weighted means in every kernel's features; returns (moved², norm²).
     fn update_centers(&mut self, v: &Array2<f64>) -> (f64, f64) {
         let totals = v.sum_axis(Axis(0));
@@ -484,24 +503,7 @@ impl<F: Scalar> Fit<ArrayView2<'_, F>> for IpRffMkpkm {
                 Some(h) => typicalities(&d, h, self.m_p),
                 None => Array2::from_elem(d.dim(), 1.0),
             };
-            // The shared objective: the kernel k-means objective of the labels in the combined
-            // kernel (the final γ), each centroid its cluster's plain mean.
-            let objective = {
-                let mut means = State {
-                    z: &z,
-                    centers: state.centers.clone(),
-                    gamma: state.gamma.clone(),
-                    prev_v: None,
-                };
-                let mut hard = Array2::<f64>::zeros((x.nrows(), self.k));
-                labels
-                    .iter()
-                    .enumerate()
-                    .for_each(|(i, &l)| hard[[i, l as usize]] = 1.0);
-                means.update_centers(&hard);
-                let d = means.combined(&means.distances()?);
-                labels.iter().enumerate().map(|(i, &l)| d[[i, l as usize]]).sum()
-            };
+            let objective = state.hard_objective(&labels)?;
             Ok(IpRffMkpkmModel {
                 features: features.clone(),
                 kernel_weights: state.gamma.clone(),

@@ -140,26 +140,16 @@ impl<V: KValue> Gains<V> {
             .for_each(|(c, ((gain, magnitude), terms))| {
                 let start = c * CHUNK;
                 for &(j, old, new) in &fallen {
-                    let update =
-                        |i: usize, v: f64, gain: &mut [f64], magnitude: &mut [f64], terms: &mut [u32]| {
-                            if v < old {
-                                let kept = (new - v).max(0.0);
-                                let lost = old - v;
-                                gain[i] += kept - lost;
-                                magnitude[i] += kept + lost;
-                                terms[i] += 1;
-                            }
-                        };
-                    match d.row(j) {
-                        Some(row) => {
-                            for (i, &v) in row[start..start + gain.len()].iter().enumerate() {
-                                update(i, to_f64(v), gain, magnitude, terms);
-                            }
-                        }
-                        None => {
-                            for i in 0..gain.len() {
-                                update(i, to_f64(d.get(j, start + i)), gain, magnitude, terms);
-                            }
+                    let row = d.row(j);
+                    for i in 0..gain.len() {
+                        // d(start + i, j), read along row j (the dissimilarity is symmetric).
+                        let v = to_f64(row.map_or_else(|| d.get(j, start + i), |r| r[start + i]));
+                        if v < old {
+                            let kept = (new - v).max(0.0);
+                            let lost = old - v;
+                            gain[i] += kept - lost;
+                            magnitude[i] += kept + lost;
+                            terms[i] += 1;
                         }
                     }
                 }
