@@ -61,6 +61,11 @@ const SUBS: &[Sub] = &[
         has_k: true,
     },
     Sub {
+        name: "kernel-kmeans",
+        args: &["kernel-kmeans", "--k", "{k}", "--labels-out", "{out}"],
+        has_k: true,
+    },
+    Sub {
         name: "rff-kpkm",
         args: &["rff-kpkm", "--k", "{k}", "--labels-out", "{out}"],
         has_k: true,

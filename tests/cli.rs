@@ -913,12 +913,15 @@ fn kernel_subcommands() {
     let truth = clustr::data::read_labels(d.join("t.csv")).unwrap();
     for (cmd, extra) in [
         ("kpkm", vec!["--sigma", "0.3"]),
+        ("kernel-kmeans", vec!["--sigma", "0.3"]),
         ("rff-kpkm", vec!["--sigma", "0.3", "--n-features", "1500"]),
     ] {
         let mut args = vec![cmd, "c.csv", "--k", "2", "--labels-out", "l.csv", "--json"];
         args.extend(extra);
         let v = run_json(d, &args, cmd);
         assert_eq!(v["algorithm"], cmd);
+        assert_eq!(v["converged"], true, "{cmd}");
+        assert_eq!(v["n_init"], 10, "{cmd}");
         let labels = clustr::data::read_labels(d.join("l.csv")).unwrap();
         assert!(
             clustr::eval::adjusted_rand_index(&truth, &labels).unwrap() > 0.9,
@@ -952,6 +955,9 @@ fn kernel_subcommands() {
         "power",
     );
     assert!(p["s"].as_f64().unwrap() < -1.0);
+    // Kernel k-means has no annealing to set.
+    let e = clustr(d, &["kernel-kmeans", "c.csv", "--k", "2", "--s0", "-3"]);
+    assert_eq!(e.status.code(), Some(2));
 }
 
 #[test]

@@ -35,6 +35,7 @@ const SEEDS: &[&str] = &[
     "optics good.csv --min-samples 2 --reachability-out r.csv --json",
     "power-kmeans good.csv --k 2 --json",
     "kpkm good.csv --k 2 --sigma median --json",
+    "kernel-kmeans good.csv --k 2 --sigma 1.5 --init random --json",
     "rff-kpkm good.csv --k 2 --n-features 16 --json",
     "ip-rff-mkpkm good.csv --k 2 --n-features 16 --typicality-out t.csv",
     "pam good.csv --k 2 --json",

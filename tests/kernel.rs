@@ -381,3 +381,26 @@ fn kpkm_defaults_find_the_rings_where_the_authors_settings_do_not() {
         );
     }
 }
+
+/// IP-RFF-MKPKM's possibilistic stage keeps the rings that its MKPKM stage found. With IPCM's
+/// typicality-modulated distances in the assignment the cluster with the smaller scale (the
+/// inner ring) claimed every far point and the rings merged (ARI about 0); the typicalities
+/// now weight only the means.
+#[test]
+fn possibilistic_stage_keeps_the_rings() {
+    let d = circles(600, 0.05, 0.2, 1).unwrap();
+    let sigma = 0.3 * clustr::kernel::rff::median_distance(d.data.view(), 1000, 0);
+    let sigmas: Vec<f64> = [0.25, 0.5, 1.0, 2.0, 4.0].iter().map(|f| f * sigma).collect();
+    for possibilistic in [false, true] {
+        let m = IpRffMkpkm::new(2)
+            .sigmas(sigmas.clone())
+            .n_features(300)
+            .n_init(3)
+            .possibilistic(possibilistic)
+            .seed(1)
+            .fit(&d.data.view())
+            .unwrap();
+        let ari = adjusted_rand_index(&d.target, &m.labels).unwrap();
+        assert!(ari >= 0.99, "possibilistic {possibilistic}: ARI {ari}");
+    }
+}

@@ -13,7 +13,7 @@
 use crate::backend::{AnyBackend, Backend, CpuBackend};
 use crate::comm::{agree, single_process, Communicator, Partition, SharedComm};
 use crate::error::Result;
-use crate::estimator::{Clustering, Fit, ProgressFn};
+use crate::estimator::{Clustering, Fit, Progress, ProgressFn};
 use crate::kernel::power::{
     best_of, finish_hard, run, weights_of, PowerFit, PowerInit, PowerKMeans, PowerKMeansModel, Schedule,
     Space, Step, DEFAULT_N_INIT,
@@ -375,6 +375,8 @@ pub struct KernelKMeans {
     pub n_init: usize,
     /// Seed.
     pub seed: u64,
+    /// Progress callback (one report per iteration).
+    pub progress: Option<ProgressFn>,
 }
 
 impl KernelKMeans {
@@ -387,11 +389,22 @@ impl KernelKMeans {
             init: PowerInit::KMeansPlusPlus,
             n_init: DEFAULT_N_INIT,
             seed: 0,
+            progress: None,
         }
     }
     /// Number of runs from different initial centroids (the best objective is kept).
     pub fn n_init(mut self, n: usize) -> Self {
         self.n_init = n;
+        self
+    }
+    /// Maximum iterations of each run.
+    pub fn max_iter(mut self, m: usize) -> Self {
+        self.max_iter = m;
+        self
+    }
+    /// Progress callback.
+    pub fn progress(mut self, p: ProgressFn) -> Self {
+        self.progress = Some(p);
         self
     }
     /// Kernel.
@@ -419,7 +432,15 @@ impl<F: Scalar> Fit<ArrayView2<'_, F>> for KernelKMeans {
         let km = prepare(*x, self, self.k, self.kernel, self.seed)?;
         best_exact(&km, self.k, &self.init, self.n_init, self.seed, |space, _| {
             let mut objectives = Vec::new();
-            let hard = finish_hard(space, self.max_iter, &mut objectives, |_, _| {})?;
+            let hard = finish_hard(space, self.max_iter, &mut objectives, |i, o| {
+                if let Some(p) = &self.progress {
+                    p.report(&Progress {
+                        iteration: i,
+                        max_iter: Some(self.max_iter),
+                        objective: Some(o),
+                    });
+                }
+            })?;
             Ok(PowerFit {
                 labels: hard.labels,
                 n_iter: hard.n_iter,

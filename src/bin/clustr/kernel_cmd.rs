@@ -1,38 +1,30 @@
-//! `clustr power-kmeans`, `kpkm`, `rff-kpkm` and `ip-rff-mkpkm`.
+//! `clustr power-kmeans`, `kpkm`, `kernel-kmeans`, `rff-kpkm` and `ip-rff-mkpkm`.
 
 use crate::harness::{
     iteration_bar, secs, AlgoArgs, CliError, CliResult, Dtype, ExecArgs, OutputArgs, Processes, Report,
     WithLabels,
 };
 use clustr::data::write_matrix;
-use clustr::kernel::{Bandwidth, IpRffMkpkm, Kernel, Kpkm, PowerKMeans, RffKpkm, Schedule};
+use clustr::kernel::{Bandwidth, IpRffMkpkm, Kernel, KernelKMeans, Kpkm, PowerKMeans, RffKpkm, Schedule};
 use clustr::{AnyBackend, Backend as _, Clustering, Fit, Scalar};
 use serde_json::json;
 use std::path::PathBuf;
 use std::time::Instant;
 
-/// Options of every power k-means command.
+/// Options of every command of this module.
 #[derive(clap::Args)]
-pub struct PowerArgs {
+pub struct RunArgs {
     /// Points, rows = samples (.npy or .csv).
     input: PathBuf,
     #[command(flatten)]
     algo: AlgoArgs,
-    /// Initial power s0 (negative).
-    #[arg(long, default_value_t = Schedule::default().s0, allow_negative_numbers = true)]
-    s0: f64,
-    /// Annealing factor: s ← eta·s every 2 iterations.
-    #[arg(long, default_value_t = 1.04)]
-    eta: f64,
-    /// Relative tolerance on the centroids' movement.
-    #[arg(long, default_value_t = 1e-4)]
-    tol: f64,
     /// Initial centroids: random (k data points) or k-means++ (in the space the centroids
     /// live in: the data, the random features, or the kernel's implied distance).
     #[arg(long, default_value = "k-means++")]
     init: String,
     /// Runs from different initial centroids; the one with the lowest objective (the kernel
-    /// k-means objective at the final labels) is kept. Odd-numbered runs start at 10·s0.
+    /// k-means objective at the final labels) is kept. For the annealed methods odd-numbered
+    /// runs start at 10·s0.
     #[arg(long, default_value_t = clustr::kernel::DEFAULT_N_INIT)]
     n_init: usize,
     /// Element type of the computation: f32 or f64.
@@ -44,16 +36,33 @@ pub struct PowerArgs {
     output: OutputArgs,
 }
 
-impl PowerArgs {
-    fn schedule(&self) -> Schedule {
+/// The annealing of the power k-means commands.
+#[derive(clap::Args)]
+pub struct AnnealArgs {
+    /// Initial power s0 (negative).
+    #[arg(long, default_value_t = Schedule::default().s0, allow_negative_numbers = true)]
+    s0: f64,
+    /// Annealing factor: s ← eta·s every 2 iterations.
+    #[arg(long, default_value_t = 1.04)]
+    eta: f64,
+    /// Relative tolerance on the centroids' movement.
+    #[arg(long, default_value_t = 1e-4)]
+    tol: f64,
+}
+
+impl AnnealArgs {
+    fn schedule(&self, run: &RunArgs) -> Schedule {
         Schedule {
             s0: self.s0,
             eta: self.eta,
             tol: self.tol,
-            max_iter: self.algo.max_iter.unwrap_or(200),
+            max_iter: run.algo.max_iter.unwrap_or(200),
             ..Schedule::default()
         }
     }
+}
+
+impl RunArgs {
     fn init(&self) -> CliResult<clustr::kernel::PowerInit> {
         Ok(match self.init.as_str() {
             "random" => clustr::kernel::PowerInit::Random,
@@ -103,7 +112,9 @@ fn bandwidth(s: &str) -> CliResult<Bandwidth> {
 #[derive(clap::Args)]
 pub struct PowerKMeansArgs {
     #[command(flatten)]
-    power: PowerArgs,
+    power: RunArgs,
+    #[command(flatten)]
+    anneal: AnnealArgs,
     /// Run as one process of an MPI job (`mpirun -n P clustr power-kmeans --distributed X.npy`):
     /// each process holds its slice of the rows, the weighted sums are summed over the processes; rank 0 writes the
     /// labels and prints the summary. Needs the `mpi` feature.
@@ -114,7 +125,18 @@ pub struct PowerKMeansArgs {
 #[derive(clap::Args)]
 pub struct KpkmArgs {
     #[command(flatten)]
-    power: PowerArgs,
+    power: RunArgs,
+    #[command(flatten)]
+    anneal: AnnealArgs,
+    /// Gaussian kernel bandwidth: a number or median (the median heuristic).
+    #[arg(long, default_value = "median")]
+    sigma: String,
+}
+
+#[derive(clap::Args)]
+pub struct KernelKMeansArgs {
+    #[command(flatten)]
+    run: RunArgs,
     /// Gaussian kernel bandwidth: a number or median (the median heuristic).
     #[arg(long, default_value = "median")]
     sigma: String,
@@ -123,7 +145,9 @@ pub struct KpkmArgs {
 #[derive(clap::Args)]
 pub struct RffKpkmArgs {
     #[command(flatten)]
-    power: PowerArgs,
+    power: RunArgs,
+    #[command(flatten)]
+    anneal: AnnealArgs,
     /// Number of random Fourier features D.
     #[arg(long, default_value_t = 1000)]
     n_features: usize,
@@ -141,7 +165,9 @@ pub struct RffKpkmArgs {
 #[derive(clap::Args)]
 pub struct IpArgs {
     #[command(flatten)]
-    power: PowerArgs,
+    power: RunArgs,
+    #[command(flatten)]
+    anneal: AnnealArgs,
     /// Random Fourier features per kernel.
     #[arg(long, default_value_t = 500)]
     n_features: usize,
@@ -164,7 +190,7 @@ pub struct IpArgs {
 /// reports (rank 0, with every process's labels).
 fn run_with<F: Scalar, M: Clustering + Send>(
     name: &str,
-    p: &PowerArgs,
+    p: &RunArgs,
     procs: Processes,
     fit: impl FnOnce(&ndarray::Array2<F>, clustr::ProgressFn, &AnyBackend) -> clustr::Result<(M, &'static str)>
         + Send,
@@ -207,12 +233,12 @@ fn run_with<F: Scalar, M: Clustering + Send>(
 pub fn run_power_kmeans(a: PowerKMeansArgs) -> CliResult {
     let p = &a.power;
     let params = PowerKMeans::new(p.algo.k)
-        .schedule(p.schedule())
+        .schedule(a.anneal.schedule(p))
         .init(p.init()?)
         .n_init(p.n_init)
         .seed(p.algo.seed);
     let procs = Processes::new(a.distributed)?;
-    fn go<F: Scalar>(p: &PowerArgs, procs: Processes, params: PowerKMeans) -> CliResult {
+    fn go<F: Scalar>(p: &RunArgs, procs: Processes, params: PowerKMeans) -> CliResult {
         let params = params.communicator(procs.comm.clone());
         run_with::<F, _>(
             "power-kmeans",
@@ -235,11 +261,11 @@ pub fn run_kpkm(a: KpkmArgs) -> CliResult {
     let p = &a.power;
     let params = Kpkm::new(p.algo.k)
         .kernel(Kernel::Gaussian(bandwidth(&a.sigma)?))
-        .schedule(p.schedule())
+        .schedule(a.anneal.schedule(p))
         .init(p.init()?)
         .n_init(p.n_init)
         .seed(p.algo.seed);
-    fn go<F: Scalar>(p: &PowerArgs, params: Kpkm) -> CliResult {
+    fn go<F: Scalar>(p: &RunArgs, params: Kpkm) -> CliResult {
         run_with::<F, _>(
             "kpkm",
             p,
@@ -254,17 +280,55 @@ pub fn run_kpkm(a: KpkmArgs) -> CliResult {
     }
 }
 
+pub fn run_kernel_kmeans(a: KernelKMeansArgs) -> CliResult {
+    let p = &a.run;
+    let mut params = KernelKMeans::new(p.algo.k)
+        .kernel(Kernel::Gaussian(bandwidth(&a.sigma)?))
+        .init(p.init()?)
+        .n_init(p.n_init)
+        .seed(p.algo.seed);
+    if let Some(m) = p.algo.max_iter {
+        params = params.max_iter(m);
+    }
+    fn go<F: Scalar>(p: &RunArgs, params: KernelKMeans) -> CliResult {
+        run_with::<F, _>(
+            "kernel-kmeans",
+            p,
+            Processes::new(false)?,
+            |x, prog, _| Ok((params.progress(prog).fit(&x.view())?, "cpu")),
+            |m: &clustr::kernel::KernelModel| {
+                let mut e = serde_json::Map::new();
+                e.insert("n_init".into(), json!(p.n_init));
+                if !m.fit.converged {
+                    e.insert(
+                        "not_converged".into(),
+                        json!(format!(
+                            "labels still changing after {} iterations (max_iter); raise --max-iter",
+                            m.fit.n_iter
+                        )),
+                    );
+                }
+                Ok(e)
+            },
+        )
+    }
+    match p.dtype {
+        Dtype::F32 => go::<f32>(p, params),
+        Dtype::F64 => go::<f64>(p, params),
+    }
+}
+
 pub fn run_rff_kpkm(a: RffKpkmArgs) -> CliResult {
     let p = &a.power;
     let params = RffKpkm::new(p.algo.k)
         .n_features(a.n_features)
         .bandwidth(bandwidth(&a.sigma)?)
-        .schedule(p.schedule())
+        .schedule(a.anneal.schedule(p))
         .init(p.init()?)
         .n_init(p.n_init)
         .seed(p.algo.seed);
     let procs = Processes::new(a.distributed)?;
-    fn go<F: Scalar>(p: &PowerArgs, procs: Processes, params: RffKpkm) -> CliResult {
+    fn go<F: Scalar>(p: &RunArgs, procs: Processes, params: RffKpkm) -> CliResult {
         let params = params.communicator(procs.comm.clone());
         run_with::<F, _>(
             "rff-kpkm",
@@ -294,14 +358,14 @@ pub fn run_ip_rff_mkpkm(a: IpArgs) -> CliResult {
         .n_features(a.n_features)
         .m_p(a.m_p)
         .possibilistic(!a.no_possibilistic)
-        .schedule(p.schedule())
+        .schedule(a.anneal.schedule(p))
         .init(p.init()?)
         .n_init(p.n_init)
         .seed(p.algo.seed);
     if let Some(s) = &a.sigmas {
         params = params.sigmas(s.clone());
     }
-    fn go<F: Scalar>(p: &PowerArgs, params: IpRffMkpkm, out: &Option<PathBuf>) -> CliResult {
+    fn go<F: Scalar>(p: &RunArgs, params: IpRffMkpkm, out: &Option<PathBuf>) -> CliResult {
         run_with::<F, _>(
             "ip-rff-mkpkm",
             p,

@@ -114,6 +114,8 @@ enum Command {
     PowerKmeans(kernel_cmd::PowerKMeansArgs),
     /// Exact kernel power k-means on the n × n Gaussian kernel matrix.
     Kpkm(kernel_cmd::KpkmArgs),
+    /// Kernel k-means (Lloyd's iterations in the Gaussian kernel's feature space, n × n matrix).
+    KernelKmeans(kernel_cmd::KernelKMeansArgs),
     /// Kernel power k-means on random Fourier features (no n × n matrix).
     RffKpkm(kernel_cmd::RffKpkmArgs),
     /// Multiple-kernel, possibilistic RFF kernel power k-means (robust to outliers).
@@ -195,6 +197,7 @@ fn main() -> ExitCode {
         Command::Optics(a) => density_cmd::run_optics(a),
         Command::PowerKmeans(a) => kernel_cmd::run_power_kmeans(a),
         Command::Kpkm(a) => kernel_cmd::run_kpkm(a),
+        Command::KernelKmeans(a) => kernel_cmd::run_kernel_kmeans(a),
         Command::RffKpkm(a) => kernel_cmd::run_rff_kpkm(a),
         Command::IpRffMkpkm(a) => kernel_cmd::run_ip_rff_mkpkm(a),
         Command::Magmaclust(a) => gp_cmd::run_magmaclust(a),
