@@ -679,6 +679,7 @@ mod tests {
             .unwrap();
         let kernel = Kpkm::new(3)
             .kernel(Kernel::Linear)
+            .schedule(PowerKMeans::new(3).schedule)
             .init(PowerInit::Given(seeds))
             .fit(&x.view())
             .unwrap();

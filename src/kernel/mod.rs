@@ -16,5 +16,7 @@ pub mod rff;
 
 pub use kpkm::{Kernel, KernelKMeans, KernelModel, Kpkm, RffKpkm, RffKpkmModel};
 pub use mkpkm::{IpRffMkpkm, IpRffMkpkmModel};
-pub use power::{PowerFit, PowerInit, PowerKMeans, PowerKMeansModel, Schedule, DEFAULT_N_INIT};
+pub use power::{
+    PowerFit, PowerInit, PowerKMeans, PowerKMeansModel, Schedule, DEFAULT_N_INIT, POWER_KMEANS_S0,
+};
 pub use rff::{Bandwidth, RandomFourierFeatures};

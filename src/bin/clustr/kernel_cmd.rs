@@ -39,9 +39,9 @@ pub struct RunArgs {
 /// The annealing of the power k-means commands.
 #[derive(clap::Args)]
 pub struct AnnealArgs {
-    /// Initial power s0 (negative).
-    #[arg(long, default_value_t = Schedule::default().s0, allow_negative_numbers = true)]
-    s0: f64,
+    /// Initial power s0 (negative; default −1 for power-kmeans, −10 for the kernel methods).
+    #[arg(long, allow_negative_numbers = true)]
+    s0: Option<f64>,
     /// Annealing factor: s ← eta·s every 2 iterations.
     #[arg(long, default_value_t = 1.04)]
     eta: f64,
@@ -51,13 +51,14 @@ pub struct AnnealArgs {
 }
 
 impl AnnealArgs {
-    fn schedule(&self, run: &RunArgs) -> Schedule {
+    /// The estimator's default schedule `base` with the options given.
+    fn schedule(&self, base: &Schedule, run: &RunArgs) -> Schedule {
         Schedule {
-            s0: self.s0,
+            s0: self.s0.unwrap_or(base.s0),
             eta: self.eta,
             tol: self.tol,
-            max_iter: run.algo.max_iter.unwrap_or(200),
-            ..Schedule::default()
+            max_iter: run.algo.max_iter.unwrap_or(base.max_iter),
+            ..*base
         }
     }
 }
@@ -232,11 +233,11 @@ fn run_with<F: Scalar, M: Clustering + Send>(
 
 pub fn run_power_kmeans(a: PowerKMeansArgs) -> CliResult {
     let p = &a.power;
-    let params = PowerKMeans::new(p.algo.k)
-        .schedule(a.anneal.schedule(p))
+    let mut params = PowerKMeans::new(p.algo.k)
         .init(p.init()?)
         .n_init(p.n_init)
         .seed(p.algo.seed);
+    params.schedule = a.anneal.schedule(&params.schedule, p);
     let procs = Processes::new(a.distributed)?;
     fn go<F: Scalar>(p: &RunArgs, procs: Processes, params: PowerKMeans) -> CliResult {
         let params = params.communicator(procs.comm.clone());
@@ -259,12 +260,12 @@ pub fn run_power_kmeans(a: PowerKMeansArgs) -> CliResult {
 
 pub fn run_kpkm(a: KpkmArgs) -> CliResult {
     let p = &a.power;
-    let params = Kpkm::new(p.algo.k)
+    let mut params = Kpkm::new(p.algo.k)
         .kernel(Kernel::Gaussian(bandwidth(&a.sigma)?))
-        .schedule(a.anneal.schedule(p))
         .init(p.init()?)
         .n_init(p.n_init)
         .seed(p.algo.seed);
+    params.schedule = a.anneal.schedule(&params.schedule, p);
     fn go<F: Scalar>(p: &RunArgs, params: Kpkm) -> CliResult {
         run_with::<F, _>(
             "kpkm",
@@ -320,13 +321,13 @@ pub fn run_kernel_kmeans(a: KernelKMeansArgs) -> CliResult {
 
 pub fn run_rff_kpkm(a: RffKpkmArgs) -> CliResult {
     let p = &a.power;
-    let params = RffKpkm::new(p.algo.k)
+    let mut params = RffKpkm::new(p.algo.k)
         .n_features(a.n_features)
         .bandwidth(bandwidth(&a.sigma)?)
-        .schedule(a.anneal.schedule(p))
         .init(p.init()?)
         .n_init(p.n_init)
         .seed(p.algo.seed);
+    params.schedule = a.anneal.schedule(&params.schedule, p);
     let procs = Processes::new(a.distributed)?;
     fn go<F: Scalar>(p: &RunArgs, procs: Processes, params: RffKpkm) -> CliResult {
         let params = params.communicator(procs.comm.clone());
@@ -358,10 +359,10 @@ pub fn run_ip_rff_mkpkm(a: IpArgs) -> CliResult {
         .n_features(a.n_features)
         .m_p(a.m_p)
         .possibilistic(!a.no_possibilistic)
-        .schedule(a.anneal.schedule(p))
         .init(p.init()?)
         .n_init(p.n_init)
         .seed(p.algo.seed);
+    params.schedule = a.anneal.schedule(&params.schedule, p);
     if let Some(s) = &a.sigmas {
         params = params.sigmas(s.clone());
     }
