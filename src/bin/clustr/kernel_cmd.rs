@@ -42,12 +42,12 @@ pub struct AnnealArgs {
     /// Initial power s0 (negative; default −1 for power-kmeans, −10 for the kernel methods).
     #[arg(long, allow_negative_numbers = true)]
     s0: Option<f64>,
-    /// Annealing factor: s ← eta·s every 2 iterations.
-    #[arg(long, default_value_t = 1.04)]
-    eta: f64,
-    /// Relative tolerance on the centroids' movement.
-    #[arg(long, default_value_t = 1e-4)]
-    tol: f64,
+    /// Annealing factor: s ← eta·s every 2 iterations [default: 1.04].
+    #[arg(long)]
+    eta: Option<f64>,
+    /// Relative tolerance on the centroids' movement [default: 1e-4].
+    #[arg(long)]
+    tol: Option<f64>,
 }
 
 impl AnnealArgs {
@@ -55,8 +55,8 @@ impl AnnealArgs {
     fn schedule(&self, base: &Schedule, run: &RunArgs) -> Schedule {
         Schedule {
             s0: self.s0.unwrap_or(base.s0),
-            eta: self.eta,
-            tol: self.tol,
+            eta: self.eta.unwrap_or(base.eta),
+            tol: self.tol.unwrap_or(base.tol),
             max_iter: run.algo.max_iter.unwrap_or(base.max_iter),
             ..*base
         }
