@@ -68,81 +68,83 @@ const METHODS: [&str; 7] = [
     "IP-RFF-MKPKM",
 ];
 
-/// The authors' settings, which this study reproduces: one run from k random points,
-/// annealed from s0 = −1 (clustr's defaults differ, see src/kernel/power.rs).
-fn authors() -> Schedule {
-    Schedule {
-        s0: -1.0,
-        ..Schedule::default()
-    }
+/// Which settings a method runs with.
+#[derive(Clone, Copy, PartialEq)]
+enum Settings {
+    /// The authors', which the accuracy study reproduces: one run from k random points,
+    /// annealed from s0 = −1 (clustr's defaults differ, see src/kernel/power.rs).
+    Authors,
+    /// clustr's defaults: 10 runs from k-means++ seeds, s0 = −10 for the kernel methods.
+    Defaults,
 }
 
-/// One method's labels on `x` (k clusters, bandwidth σ, features D = 2,000 for RFF), each
-/// with the authors' settings.
-fn run(method: &str, x: &Array2<f64>, k: usize, sigma: f64, seed: u64) -> clustr::Result<Vec<i64>> {
+/// One method's labels on `x` (k clusters, bandwidth σ, D = 2,000 features for RFF-KPKM, 5
+/// kernels σ × 1/4 … 4 of 500 features each for IP-RFF-MKPKM). "kernel k-means (random)"
+/// starts from random points whatever the settings.
+fn run(
+    method: &str,
+    x: &Array2<f64>,
+    k: usize,
+    sigma: f64,
+    seed: u64,
+    settings: Settings,
+) -> clustr::Result<Vec<i64>> {
     let g = Kernel::Gaussian(Bandwidth::Given(sigma));
-    let random = PowerInit::Random;
+    let authors = settings == Settings::Authors;
+    let (init, n_init) = if authors {
+        (PowerInit::Random, 1)
+    } else {
+        (PowerInit::KMeansPlusPlus, clustr::kernel::DEFAULT_N_INIT)
+    };
+    let schedule = |s: Schedule| if authors { Schedule { s0: -1.0, ..s } } else { s };
+    let x = &x.view();
     Ok(match method {
-        "k-means" => KMeans::new(k).n_init(1).seed(seed).fit(&x.view())?.labels,
+        "k-means" => KMeans::new(k).n_init(n_init).seed(seed).fit(x)?.labels,
         "power k-means" => {
-            PowerKMeans::new(k)
-                .schedule(authors())
-                .init(random)
-                .n_init(1)
-                .seed(seed)
-                .fit(&x.view())?
-                .fit
-                .labels
+            let mut p = PowerKMeans::new(k).init(init).n_init(n_init).seed(seed);
+            p.schedule = schedule(p.schedule);
+            p.fit(x)?.fit.labels
         }
         "kernel k-means" => {
-            KernelKMeans::new(k)
+            let p = KernelKMeans::new(k).kernel(g).init(init).n_init(n_init);
+            p.seed(seed).fit(x)?.fit.labels
+        }
+        "kernel k-means (random)" => {
+            let p = KernelKMeans::new(k)
                 .kernel(g)
-                .init(random)
-                .n_init(1)
-                .seed(seed)
-                .fit(&x.view())?
-                .fit
-                .labels
+                .init(PowerInit::Random)
+                .n_init(n_init);
+            p.seed(seed).fit(x)?.fit.labels
         }
         "exact KPKM" => {
-            Kpkm::new(k)
-                .kernel(g)
-                .schedule(authors())
-                .init(random)
-                .n_init(1)
-                .seed(seed)
-                .fit(&x.view())?
-                .fit
-                .labels
+            let mut p = Kpkm::new(k).kernel(g).init(init).n_init(n_init).seed(seed);
+            p.schedule = schedule(p.schedule);
+            p.fit(x)?.fit.labels
         }
         "RFF k-means" => {
             let rff = clustr::kernel::RandomFourierFeatures::new(x.ncols(), 2000, sigma, seed)?;
-            let z = rff.transform(x.view())?;
-            KMeans::new(k).n_init(1).seed(seed).fit(&z.view())?.labels
+            let z = rff.transform(*x)?;
+            KMeans::new(k).n_init(n_init).seed(seed).fit(&z.view())?.labels
         }
         "RFF-KPKM" => {
-            RffKpkm::new(k)
+            let mut p = RffKpkm::new(k)
                 .n_features(2000)
                 .bandwidth(Bandwidth::Given(sigma))
-                .schedule(authors())
-                .init(random)
-                .n_init(1)
-                .seed(seed)
-                .fit(&x.view())?
-                .power
-                .fit
-                .labels
+                .init(init)
+                .n_init(n_init)
+                .seed(seed);
+            p.schedule = schedule(p.schedule);
+            p.fit(x)?.power.fit.labels
         }
         "IP-RFF-MKPKM" => {
             let sigmas = [0.25, 0.5, 1.0, 2.0, 4.0].iter().map(|f| f * sigma).collect();
-            IpRffMkpkm::new(k)
+            let mut p = IpRffMkpkm::new(k)
                 .sigmas(sigmas)
-                .schedule(authors())
-                .init(random)
-                .n_init(1)
-                .seed(seed)
-                .fit(&x.view())?
-                .labels
+                .init(init)
+                .n_init(n_init)
+                .seed(seed);
+            p.schedule = schedule(p.schedule);
+            p.fit(x)?.labels
         }
         other => unreachable!("unknown method {other}"),
     })
@@ -216,11 +218,12 @@ fn accuracy_study(seeds: u64) -> clustr::Result<String> {
                 let mut scores = [vec![], vec![], vec![], vec![], vec![]];
                 for seed in 0..seeds {
                     let t = Instant::now();
-                    let labels = if defaults {
-                        run_default(method, &x, k, sigma, seed)?
+                    let settings = if defaults {
+                        Settings::Defaults
                     } else {
-                        run(method, &x, k, sigma, seed)?
+                        Settings::Authors
                     };
+                    let labels = run(method, &x, k, sigma, seed, settings)?;
                     scores[4].push(t.elapsed().as_secs_f64());
                     let (tt, ll): (Vec<i64>, Vec<i64>) =
                         inliers.iter().map(|&i| (truth[i], labels[i])).unzip();
@@ -505,8 +508,8 @@ fn draw(results: &[Measure], path: &Path) -> clustr::Result<()> {
 }
 
 /// The methods of the grid, each with clustr's defaults (10 runs from k-means++ seeds; the
-/// power methods from s0 = −10); kernel k-means also from random points, as the textbook
-/// method is usually run.
+/// kernel power methods from s0 = −10, power k-means from −1); kernel k-means also from
+/// random points, as the textbook method is usually run.
 const GRID_METHODS: [&str; 6] = [
     "power k-means",
     "kernel k-means (random)",
@@ -515,41 +518,6 @@ const GRID_METHODS: [&str; 6] = [
     "RFF-KPKM",
     "IP-RFF-MKPKM",
 ];
-
-fn run_default(method: &str, x: &Array2<f64>, k: usize, sigma: f64, seed: u64) -> clustr::Result<Vec<i64>> {
-    let g = Kernel::Gaussian(Bandwidth::Given(sigma));
-    Ok(match method {
-        "power k-means" => PowerKMeans::new(k).seed(seed).fit(&x.view())?.fit.labels,
-        "kernel k-means (random)" => {
-            let fit = KernelKMeans::new(k).kernel(g).init(PowerInit::Random);
-            fit.seed(seed).fit(&x.view())?.fit.labels
-        }
-        "kernel k-means" => {
-            KernelKMeans::new(k)
-                .kernel(g)
-                .seed(seed)
-                .fit(&x.view())?
-                .fit
-                .labels
-        }
-        "exact KPKM" => Kpkm::new(k).kernel(g).seed(seed).fit(&x.view())?.fit.labels,
-        "RFF-KPKM" => {
-            let fit = RffKpkm::new(k)
-                .n_features(2000)
-                .bandwidth(Bandwidth::Given(sigma));
-            fit.seed(seed).fit(&x.view())?.power.fit.labels
-        }
-        "IP-RFF-MKPKM" => {
-            let sigmas = [0.25, 0.5, 1.0, 2.0, 4.0].iter().map(|f| f * sigma).collect();
-            IpRffMkpkm::new(k)
-                .sigmas(sigmas)
-                .seed(seed)
-                .fit(&x.view())?
-                .labels
-        }
-        other => unreachable!("unknown method {other}"),
-    })
-}
 
 /// The kernel k-means objective of `labels` under the kernel matrix `km`:
 /// `Σᵢ Kᵢᵢ − Σ_c (1/|c|) Σ_{i,j ∈ c} Kᵢⱼ`.
@@ -631,7 +599,7 @@ fn grid_case(case: &Case, n: usize) -> clustr::Result<Scores> {
     let mut runs = Vec::new();
     for method in GRID_METHODS {
         let t = Instant::now();
-        let labels = run_default(method, &x, k, sigma, case.seed)?;
+        let labels = run(method, &x, k, sigma, case.seed, Settings::Defaults)?;
         let seconds = t.elapsed().as_secs_f64();
         let (tt, ll): (Vec<i64>, Vec<i64>) = inliers.iter().map(|&i| (truth[i], labels[i])).unzip();
         runs.push((
@@ -709,8 +677,8 @@ fn grid_study(seeds: u64, n: usize) -> clustr::Result<String> {
         out,
         "n = {n} points per data set, {seeds} seeds (data and methods), Gaussian kernel with σ = factor × the \
          median pairwise distance (a 1,000-point sample). Every method runs with clustr's defaults: 10 runs \
-         from k-means++ seeds (kernel k-means++ on the kernel's distance for the exact methods), power methods \
-         annealed from s0 = −10 to the hard fixed point; RFF-KPKM with D = 2,000 features; IP-RFF-MKPKM with \
+         from k-means++ seeds (kernel k-means++ on the kernel's distance for the exact methods), the kernel \
+         power methods annealed from s0 = −10 (power k-means from −1) to the hard fixed point; RFF-KPKM with D = 2,000 features; IP-RFF-MKPKM with \
          5 kernels σ × 1/4 … 4, 500 features each. \"Best objective\": the final labels' kernel k-means \
          objective under the exact kernel is within 1e-9 (relative) of the lowest any method reached on that \
          case. ARI on the inliers. Time: mean seconds per fit, two cases run in parallel on 2 cores.\n"

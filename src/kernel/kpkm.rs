@@ -13,10 +13,10 @@
 use crate::backend::{AnyBackend, Backend, CpuBackend};
 use crate::comm::{agree, single_process, Communicator, Partition, SharedComm};
 use crate::error::Result;
-use crate::estimator::{Clustering, Fit, Progress, ProgressFn};
+use crate::estimator::{Clustering, Fit, ProgressFn};
 use crate::kernel::power::{
-    best_of, finish_hard, run, weights_of, PowerFit, PowerInit, PowerKMeans, PowerKMeansModel, Schedule,
-    Space, Step, DEFAULT_N_INIT,
+    best_of, finish_hard, reporter, run, weights_of, PowerFit, PowerInit, PowerKMeans, PowerKMeansModel,
+    Schedule, Space, Step, DEFAULT_N_INIT,
 };
 use crate::kernel::rff::{Bandwidth, RandomFourierFeatures};
 use crate::linalg::gemm_abt;
@@ -432,15 +432,8 @@ impl<F: Scalar> Fit<ArrayView2<'_, F>> for KernelKMeans {
         let km = prepare(*x, self, self.k, self.kernel, self.seed)?;
         best_exact(&km, self.k, &self.init, self.n_init, self.seed, |space, _| {
             let mut objectives = Vec::new();
-            let hard = finish_hard(space, self.max_iter, &mut objectives, |i, o| {
-                if let Some(p) = &self.progress {
-                    p.report(&Progress {
-                        iteration: i,
-                        max_iter: Some(self.max_iter),
-                        objective: Some(o),
-                    });
-                }
-            })?;
+            let report = reporter(self.progress.as_ref(), self.max_iter);
+            let hard = finish_hard(space, self.max_iter, &mut objectives, report)?;
             Ok(PowerFit {
                 labels: hard.labels,
                 n_iter: hard.n_iter,

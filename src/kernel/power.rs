@@ -339,15 +339,7 @@ pub(crate) fn run<S: Space + ?Sized>(
     let mut s = sched.s0;
     let (mut n_iter, mut annealing_steps, mut annealed) = (0, 0, false);
     let mut objectives = Vec::new();
-    let report = |n_iter: usize, objective: f64| {
-        if let Some(p) = progress {
-            p.report(&Progress {
-                iteration: n_iter,
-                max_iter: Some(2 * sched.max_iter),
-                objective: Some(objective),
-            });
-        }
-    };
+    let report = reporter(progress, 2 * sched.max_iter);
     while n_iter < sched.max_iter {
         n_iter += 1;
         let step = space.step(s)?;
@@ -376,6 +368,20 @@ pub(crate) fn run<S: Space + ?Sized>(
         objective: hard.objective,
         objectives,
     })
+}
+
+/// A progress report per iteration (iteration, objective) out of `max_iter`, to `progress`
+/// when there is one.
+pub(crate) fn reporter(progress: Option<&ProgressFn>, max_iter: usize) -> impl Fn(usize, f64) + '_ {
+    move |iteration, objective| {
+        if let Some(p) = progress {
+            p.report(&Progress {
+                iteration,
+                max_iter: Some(max_iter),
+                objective: Some(objective),
+            });
+        }
+    }
 }
 
 /// What the hard iterations end with.

@@ -77,14 +77,10 @@ impl RunArgs {
     }
 }
 
-/// What every annealed run reports beyond the common fields: where the annealing ended, and
-/// why the run did not reach the hard-assignment fixed point when it did not.
-fn annealing(fit: &clustr::kernel::PowerFit, n_init: usize) -> serde_json::Map<String, serde_json::Value> {
+/// What every run reports beyond the common fields: its number of runs, and why it did not
+/// reach the hard-assignment fixed point when it did not.
+fn restarts(fit: &clustr::kernel::PowerFit, n_init: usize) -> serde_json::Map<String, serde_json::Value> {
     let mut e = serde_json::Map::new();
-    e.insert("s".into(), json!(fit.s));
-    e.insert("annealing_steps".into(), json!(fit.annealing_steps));
-    e.insert("annealed".into(), json!(fit.annealed));
-    e.insert("hard_iter".into(), json!(fit.hard_iter));
     e.insert("n_init".into(), json!(n_init));
     if !fit.converged {
         e.insert(
@@ -95,6 +91,16 @@ fn annealing(fit: &clustr::kernel::PowerFit, n_init: usize) -> serde_json::Map<S
             )),
         );
     }
+    e
+}
+
+/// What an annealed run reports besides [`restarts`]: where the annealing ended.
+fn annealing(fit: &clustr::kernel::PowerFit, n_init: usize) -> serde_json::Map<String, serde_json::Value> {
+    let mut e = restarts(fit, n_init);
+    e.insert("s".into(), json!(fit.s));
+    e.insert("annealing_steps".into(), json!(fit.annealing_steps));
+    e.insert("annealed".into(), json!(fit.annealed));
+    e.insert("hard_iter".into(), json!(fit.hard_iter));
     e
 }
 
@@ -297,20 +303,7 @@ pub fn run_kernel_kmeans(a: KernelKMeansArgs) -> CliResult {
             p,
             Processes::new(false)?,
             |x, prog, _| Ok((params.progress(prog).fit(&x.view())?, "cpu")),
-            |m: &clustr::kernel::KernelModel| {
-                let mut e = serde_json::Map::new();
-                e.insert("n_init".into(), json!(p.n_init));
-                if !m.fit.converged {
-                    e.insert(
-                        "not_converged".into(),
-                        json!(format!(
-                            "labels still changing after {} iterations (max_iter); raise --max-iter",
-                            m.fit.n_iter
-                        )),
-                    );
-                }
-                Ok(e)
-            },
+            |m: &clustr::kernel::KernelModel| Ok(restarts(&m.fit, p.n_init)),
         )
     }
     match p.dtype {
