@@ -122,6 +122,9 @@ pub enum Error {
     /// A request this build or this data cannot serve (e.g. an unknown name).
     #[error("{0}")]
     Unsupported(String),
+    /// The caller stopped the fit through its progress callback (e.g. Ctrl-C in Python).
+    #[error("interrupted")]
+    Interrupted,
     /// A failure of the compute device (CUDA driver, compiler or memory).
     #[error("CUDA: {0}")]
     Device(String),
@@ -171,7 +174,7 @@ impl Error {
                         | ReadOnlyFilesystem
                 )
             }
-            Error::Device(_) => false,
+            Error::Device(_) | Error::Interrupted => false,
             _ => true,
         }
     }

@@ -25,18 +25,32 @@ pub struct Progress {
     pub objective: Option<f64>,
 }
 
-/// A progress callback; the CLI turns it into a progress bar.
+/// A progress callback; the CLI turns it into a progress bar. It is also the fit's
+/// cancellation point: a callback made with [`ProgressFn::cancellable`] that returns an error
+/// (e.g. [`crate::Error::Interrupted`]) stops the fit at the step that reported, and the fit
+/// returns that error.
 #[derive(Clone)]
-pub struct ProgressFn(pub Arc<dyn Fn(&Progress) + Send + Sync>);
+pub struct ProgressFn(Arc<ProgressCallback>);
+
+/// What a [`ProgressFn`] calls at each step.
+type ProgressCallback = dyn Fn(&Progress) -> Result<()> + Send + Sync;
 
 impl ProgressFn {
-    /// Wraps a closure.
+    /// Wraps a closure that only observes.
     pub fn new(f: impl Fn(&Progress) + Send + Sync + 'static) -> Self {
+        ProgressFn(Arc::new(move |p| {
+            f(p);
+            Ok(())
+        }))
+    }
+
+    /// Wraps a closure that may stop the fit by returning an error.
+    pub fn cancellable(f: impl Fn(&Progress) -> Result<()> + Send + Sync + 'static) -> Self {
         ProgressFn(Arc::new(f))
     }
 
-    /// Reports one step.
-    pub fn report(&self, p: &Progress) {
+    /// Reports one step; an error means the caller asked to stop.
+    pub fn report(&self, p: &Progress) -> Result<()> {
         (self.0)(p)
     }
 }

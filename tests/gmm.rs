@@ -300,3 +300,53 @@ fn bad_input_is_an_error() {
         Error::ShapeMismatch { .. }
     ));
 }
+
+/// A mixture rebuilt from a fitted model's weights, means and covariances predicts as the
+/// model, and EM started from it (warm start) ends where the fitted run ended; wrong shapes
+/// and weights are refused.
+#[test]
+fn a_mixture_from_its_parameters_predicts_and_warm_starts_as_the_fit() {
+    use clustr::mixture::{GaussianMixtureModel, Mixture};
+    let x = clustr::datasets::Blobs::new(400, 3)
+        .seed(5)
+        .generate()
+        .unwrap()
+        .data;
+    for ct in [
+        CovarianceType::Full,
+        CovarianceType::Tied,
+        CovarianceType::Diag,
+        CovarianceType::Spherical,
+    ] {
+        let fitted = GaussianMixture::new(3)
+            .covariance_type(ct)
+            .fit(&x.view())
+            .unwrap();
+        let m = &fitted.mixture;
+        let rebuilt = GaussianMixtureModel::from_mixture(
+            Mixture::from_parameters(m.weights.clone(), m.means.clone(), m.covariances.clone()).unwrap(),
+        );
+        let (a, b) = (
+            fitted.predict_proba(x.view()).unwrap(),
+            rebuilt.predict_proba(x.view()).unwrap(),
+        );
+        assert!(a.iter().zip(&b).all(|(p, q)| (p - q).abs() < 1e-12), "{ct:?}");
+        assert_eq!(rebuilt.predict(&x.view()).unwrap(), fitted.labels, "{ct:?}");
+        let warm = GaussianMixture::new(3)
+            .covariance_type(ct)
+            .init(GmmInit::WarmStart(Box::new(rebuilt)))
+            .fit(&x.view())
+            .unwrap();
+        assert!((warm.lower_bound - fitted.lower_bound).abs() < 1e-6, "{ct:?}");
+    }
+    let m = GaussianMixture::new(2).fit(&x.view()).unwrap().mixture;
+    let wrong_weights =
+        Mixture::from_parameters(m.weights.clone() * 2.0, m.means.clone(), m.covariances.clone());
+    assert!(matches!(wrong_weights, Err(Error::InvalidParameter { .. })));
+    let wrong_shape = Mixture::from_parameters(
+        m.weights.clone(),
+        m.means.clone(),
+        Covariances::Spherical(ndarray::Array1::ones(3)),
+    );
+    assert!(matches!(wrong_shape, Err(Error::ShapeMismatch { .. })));
+}

@@ -381,7 +381,7 @@ impl IpRffMkpkm {
                     iteration: iter_offset + n_iter,
                     max_iter: Some(2 * sched.max_iter),
                     objective: objectives.last().copied(),
-                });
+                })?;
             }
             if n_iter % sched.anneal_every == 0 {
                 s *= sched.eta;

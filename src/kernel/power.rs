@@ -344,7 +344,7 @@ pub(crate) fn run<S: Space + ?Sized>(
         n_iter += 1;
         let step = space.step(s)?;
         objectives.push(step.objective);
-        report(n_iter, step.objective);
+        report(n_iter, step.objective)?;
         if n_iter % sched.anneal_every == 0 {
             s *= sched.eta;
             annealing_steps += 1;
@@ -372,15 +372,17 @@ pub(crate) fn run<S: Space + ?Sized>(
 
 /// A progress report per iteration (iteration, objective) out of `max_iter`, to `progress`
 /// when there is one.
-pub(crate) fn reporter(progress: Option<&ProgressFn>, max_iter: usize) -> impl Fn(usize, f64) + '_ {
-    move |iteration, objective| {
-        if let Some(p) = progress {
-            p.report(&Progress {
-                iteration,
-                max_iter: Some(max_iter),
-                objective: Some(objective),
-            });
-        }
+pub(crate) fn reporter(
+    progress: Option<&ProgressFn>,
+    max_iter: usize,
+) -> impl Fn(usize, f64) -> Result<()> + '_ {
+    move |iteration, objective| match progress {
+        Some(p) => p.report(&Progress {
+            iteration,
+            max_iter: Some(max_iter),
+            objective: Some(objective),
+        }),
+        None => Ok(()),
     }
 }
 
@@ -400,7 +402,7 @@ pub(crate) fn finish_hard<S: Space + ?Sized>(
     space: &mut S,
     max_iter: usize,
     objectives: &mut Vec<f64>,
-    report: impl Fn(usize, f64),
+    report: impl Fn(usize, f64) -> Result<()>,
 ) -> Result<Hard> {
     let mut d = space.distances()?;
     let mut labels = argmin_rows(&d);
@@ -409,7 +411,7 @@ pub(crate) fn finish_hard<S: Space + ?Sized>(
         n_iter += 1;
         let step = space.step(f64::NEG_INFINITY)?;
         objectives.push(step.objective);
-        report(n_iter, step.objective);
+        report(n_iter, step.objective)?;
         d = space.distances()?;
         let new = argmin_rows(&d);
         // Every process decides alike: the labels of all of them are unchanged.

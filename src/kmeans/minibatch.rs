@@ -351,7 +351,7 @@ impl MiniBatchKMeans {
                     iteration: epoch + 1,
                     max_iter: Some(self.max_iter),
                     objective: conv.ewa,
-                });
+                })?;
             }
         }
         // The final assignment of every point.

@@ -582,7 +582,7 @@ fn lloyd<F: Scalar>(
                 iteration: n_iter,
                 max_iter: Some(max_iter),
                 objective: inertia,
-            });
+            })?;
         }
         if let Some(h) = bounds.as_mut() {
             h.moved(&old_centers, &centers);

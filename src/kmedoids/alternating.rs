@@ -15,7 +15,7 @@ pub(crate) fn run<D>(
     medoids: &mut [usize],
     max_iter: usize,
     progress: Option<&ProgressFn>,
-) -> Outcome<LossOf<D>>
+) -> crate::Result<Outcome<LossOf<D>>>
 where
     D: Dissimilarity,
     D::Value: KValue,
@@ -66,7 +66,7 @@ where
                 iteration: n_iter,
                 max_iter: Some(max_iter),
                 objective: loss.to_f64(),
-            });
+            })?;
         }
         if changes == 0 {
             converged = true;
@@ -74,11 +74,11 @@ where
         }
         n_swaps += changes;
     }
-    Outcome {
+    Ok(Outcome {
         loss,
         assignment,
         n_iter,
         n_swaps,
         converged,
-    }
+    })
 }

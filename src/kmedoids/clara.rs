@@ -363,7 +363,7 @@ impl Clara {
                     iteration: t + 1,
                     max_iter: Some(self.samples),
                     objective: loss.to_f64(),
-                });
+                })?;
             }
             if best.as_ref().is_none_or(|b| loss < b.0) {
                 best = Some((loss, medoids, labels));

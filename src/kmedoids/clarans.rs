@@ -206,7 +206,7 @@ where
                     iteration: local + 1,
                     max_iter: Some(self.numlocal),
                     objective: out.loss.to_f64(),
-                });
+                })?;
             }
             if best.as_ref().is_none_or(|b| out.loss < b.loss) {
                 best = Some(KMedoidsModel {

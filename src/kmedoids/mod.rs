@@ -456,7 +456,7 @@ impl KMedoids {
         let mut rng = <rand::rngs::StdRng as rand::SeedableRng>::seed_from_u64(self.seed ^ 0x5eed_5a17);
         let out = match (self.method, gains) {
             (Method::Alternating, _) => {
-                alternating::run(d, &mut medoids, self.max_iter, self.progress.as_ref())
+                alternating::run(d, &mut medoids, self.max_iter, self.progress.as_ref())?
             }
             #[cfg(feature = "cuda")]
             (m, Some(gains)) => swap::run_with(

@@ -477,14 +477,13 @@ where
     let n = d.len();
     let k0 = medoids.len();
     let mut s = State::new(d, medoids);
-    let report = |iter: usize, loss: LossOf<D>| {
-        if let Some(p) = progress {
-            p.report(&Progress {
-                iteration: iter,
-                max_iter: Some(max_iter),
-                objective: loss.to_f64(),
-            });
-        }
+    let report = |iter: usize, loss: LossOf<D>| match progress {
+        Some(p) => p.report(&Progress {
+            iteration: iter,
+            max_iter: Some(max_iter),
+            objective: loss.to_f64(),
+        }),
+        None => Ok(()),
     };
     let (mut n_iter, mut n_swaps, mut converged) = (0, 0, false);
     let mut deltas = Vec::with_capacity(k0);
@@ -507,7 +506,7 @@ where
                         best = Some((delta, i, x));
                     }
                 }
-                report(n_iter, s.loss);
+                report(n_iter, s.loss)?;
                 match best {
                     Some((delta, i, x)) if LossOf::<D>::improves(delta, s.loss) => {
                         s.swap(i, x);
@@ -556,7 +555,7 @@ where
                     .filter(|&(v, _, _)| LossOf::<D>::improves(v, s.loss))
                     .collect();
                 order.sort_by(|a, b| a.0.partial_cmp(&b.0).expect("finite").then(a.1.cmp(&b.1)));
-                report(n_iter, s.loss);
+                report(n_iter, s.loss)?;
                 let Some(&(first, i0, x0)) = order.first() else {
                     converged = true;
                     break;
@@ -639,7 +638,7 @@ where
                         batch = (2 * batch).min(DEVICE_BATCH.1);
                     }
                 }
-                report(n_iter, s.loss);
+                report(n_iter, s.loss)?;
                 if n_swaps == swaps_before {
                     converged = true;
                     break;

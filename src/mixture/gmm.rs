@@ -362,6 +362,64 @@ pub struct Mixture {
 }
 
 impl Mixture {
+    /// A mixture from its parameters: k weights (non-negative, summing to 1), k × d means and
+    /// covariances in the shape of their type (k × d × d, d × d, k × d or k); the Cholesky
+    /// factors of the precisions are computed (scikit-learn's `weights_init`, `means_init`
+    /// and `precisions_init` taken together, or a saved model).
+    pub fn from_parameters(
+        weights: Array1<f64>,
+        means: Array2<f64>,
+        covariances: Covariances,
+    ) -> Result<Mixture> {
+        let (k, d) = means.dim();
+        let shape_of = |got: &[usize], expected: &[usize], what: &str| -> Result<()> {
+            if got != expected {
+                return Err(Error::ShapeMismatch {
+                    what: what.into(),
+                    expected: format!("{expected:?}"),
+                    got: format!("{got:?}"),
+                });
+            }
+            Ok(())
+        };
+        shape_of(weights.shape(), &[k], "mixture weights")?;
+        let covariance_type = match &covariances {
+            Covariances::Full(c) => {
+                shape_of(c.shape(), &[k, d, d], "full covariances")?;
+                CovarianceType::Full
+            }
+            Covariances::Tied(c) => {
+                shape_of(c.shape(), &[d, d], "tied covariance")?;
+                CovarianceType::Tied
+            }
+            Covariances::Diag(c) => {
+                shape_of(c.shape(), &[k, d], "diagonal covariances")?;
+                CovarianceType::Diag
+            }
+            Covariances::Spherical(c) => {
+                shape_of(c.shape(), &[k], "spherical variances")?;
+                CovarianceType::Spherical
+            }
+        };
+        crate::data::validate::check_finite(means.view(), "mixture means")?;
+        let total = weights.sum();
+        if weights.iter().any(|w| !(w.is_finite() && *w >= 0.0)) || (total - 1.0).abs() > 1e-6 {
+            return Err(Error::param(
+                "weights",
+                format!("{weights}"),
+                "must be non-negative and sum to 1",
+            ));
+        }
+        let precisions_cholesky = precision_cholesky(&covariances)?;
+        Ok(Mixture {
+            covariance_type,
+            weights,
+            means,
+            covariances,
+            precisions_cholesky,
+        })
+    }
+
     /// Number of components.
     pub fn k(&self) -> usize {
         self.means.nrows()
@@ -691,6 +749,19 @@ impl Clustering for GaussianMixtureModel {
 }
 
 impl GaussianMixtureModel {
+    /// A model of given parameters that has not been fitted (no labels, lower bound −∞):
+    /// for prediction, or as [`GmmInit::WarmStart`] to start EM from these parameters.
+    pub fn from_mixture(mixture: Mixture) -> Self {
+        GaussianMixtureModel {
+            mixture,
+            labels: Vec::new(),
+            lower_bound: f64::NEG_INFINITY,
+            lower_bounds: Vec::new(),
+            n_iter: 0,
+            converged: false,
+        }
+    }
+
     fn check(&self, x: ArrayView2<f64>) -> Result<()> {
         check_points(x)?;
         check_same_len("number of features", self.mixture.d(), x.ncols())
@@ -843,7 +914,7 @@ impl Fit<ArrayView2<'_, f64>> for GaussianMixture {
                         iteration: bounds.len(),
                         max_iter: Some(self.max_iter),
                         objective: Some(lower_bound),
-                    });
+                    })?;
                 }
                 if (lower_bound - prev).abs() < self.tol {
                     converged = true;

@@ -347,7 +347,7 @@ impl Fit<ArrayView2<'_, f64>> for Ppp {
                     iteration: k - self.k_min + 1,
                     max_iter: Some(self.k_max - self.k_min + 1),
                     objective: Some(candidates.last().expect("pushed").row.score),
-                });
+                })?;
             }
         }
         let table: Vec<PppRow> = candidates.iter().map(|c| c.row.clone()).collect();
