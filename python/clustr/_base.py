@@ -1,0 +1,70 @@
+"""What every clustr estimator shares: input validation (scikit-learn's own), seeds, threads.
+
+The estimators keep scikit-learn's conventions: parameters are stored unchanged by
+``__init__`` and checked by ``fit``; fitted state lives in trailing-underscore attributes
+holding numpy arrays (so ``pickle`` and ``copy.deepcopy`` work as for scikit-learn's), and
+prediction rebuilds what it needs from them.
+"""
+
+import numbers
+
+import numpy as np
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import validate_data
+
+from . import _clustr
+
+#: ``n_threads``: None (every core) or a positive count. Results do not depend on it.
+THREADS = [Interval(numbers.Integral, 1, None, closed="left"), None]
+RANDOM_STATE = ["random_state"]
+METRICS = StrOptions(
+    {"euclidean", "sqeuclidean", "manhattan", "cityblock", "l1", "cosine", "chebyshev",
+     "minkowski", "haversine"}
+)
+
+
+def n_threads(estimator):
+    """The thread count for the Rust side (0: rayon's default, every core)."""
+    return 0 if estimator.n_threads is None else int(estimator.n_threads)
+
+
+def seed(random_state):
+    """A 64-bit seed: the integer itself, or a draw from a RandomState (None: fresh)."""
+    if isinstance(random_state, numbers.Integral):
+        return int(random_state) % 2**64
+    return int(check_random_state(random_state).randint(0, 2**32, dtype=np.uint64))
+
+
+def points(estimator, X, reset, dtype=(np.float64, np.float32), min_samples=1):
+    """X validated as scikit-learn does, as a C-contiguous float32 or float64 array (no copy
+    when it already is one)."""
+    return validate_data(
+        estimator, X, reset=reset, dtype=list(dtype), order="C", ensure_min_samples=min_samples
+    )
+
+
+def metric_name(metric, p=None):
+    """clustr's name of a scikit-learn metric spelling (``minkowski`` with ``p``)."""
+    if metric == "minkowski":
+        p = 2 if p is None else p
+        if p == 2:
+            return "euclidean"
+        if p == 1:
+            return "manhattan"
+        if np.isinf(p):
+            return "chebyshev"
+        return f"minkowski:{float(p)}"
+    return metric
+
+
+def nearest(X, centres, metric, threads):
+    """Index of the nearest centre of each row, as int64, and its distance."""
+    X = np.ascontiguousarray(X, dtype=centres.dtype)
+    return _clustr.nearest(X, centres, metric, threads)
+
+
+def pairwise(X, centres, metric, threads):
+    """Distances of each row to each centre (n × k)."""
+    X = np.ascontiguousarray(X, dtype=centres.dtype)
+    return _clustr.pairwise(X, centres, metric, threads)

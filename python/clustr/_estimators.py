@@ -1,0 +1,839 @@
+"""clustr's estimators in scikit-learn's shape: a thin layer over the Rust core (``_clustr``).
+
+Parameter names and defaults are scikit-learn's where it has the estimator; the docstring
+of each class says where clustr differs and why. Every estimator takes ``n_threads`` (None:
+every core); its results do not depend on it.
+"""
+
+import numbers
+import warnings
+
+import numpy as np
+from sklearn.base import (
+    BaseEstimator,
+    ClassNamePrefixFeaturesOutMixin,
+    ClusterMixin,
+    DensityMixin,
+    TransformerMixin,
+    _fit_context,
+)
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted, check_non_negative
+
+from . import _clustr
+from ._base import METRICS, RANDOM_STATE, THREADS, metric_name, n_threads, nearest, pairwise, points, seed
+
+__all__ = [
+    "KMeans",
+    "MiniBatchKMeans",
+    "GaussianMixture",
+    "KMedoids",
+    "DBSCAN",
+    "OPTICS",
+    "PowerKMeans",
+    "RffKpkm",
+    "IpRffMkpkm",
+    "expected_failed_checks",
+]
+
+
+class _Centroids(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, BaseEstimator):
+    """Shared by the estimators whose model is k centres in the input space: ``predict``
+    (nearest centre), ``transform`` (Euclidean distance to each centre) and ``score``
+    (minus the sum of squared distances to the nearest centre), as scikit-learn's KMeans."""
+
+    def predict(self, X):
+        check_is_fitted(self)
+        X = points(self, X, reset=False)
+        return nearest(X, self.cluster_centers_, "sqeuclidean", n_threads(self))[0]
+
+    def fit_predict(self, X, y=None):
+        return self.fit(X).labels_
+
+    def transform(self, X):
+        check_is_fitted(self)
+        X = points(self, X, reset=False)
+        return pairwise(X, self.cluster_centers_, "euclidean", n_threads(self))
+
+    def fit_transform(self, X, y=None):
+        return self.fit(X).transform(X)
+
+    def score(self, X, y=None):
+        check_is_fitted(self)
+        X = points(self, X, reset=False)
+        return -float(nearest(X, self.cluster_centers_, "sqeuclidean", n_threads(self))[1].sum())
+
+    @property
+    def _n_features_out(self):
+        return self.cluster_centers_.shape[0]
+
+    def _set_centres(self, out, X):
+        self.cluster_centers_ = out["cluster_centers"]
+        self.labels_ = out["labels"]
+        self.n_iter_ = int(out["n_iter"])
+
+    def _init_centers(self, X):
+        """``init`` as (name, given centres or None), checked against X."""
+        if isinstance(self.init, str):
+            return self.init, None
+        c = np.asarray(self.init, dtype=np.float64, order="C")
+        if c.shape != (self.n_clusters, X.shape[1]):
+            raise ValueError(
+                f"The shape of the initial centers {c.shape} does not match the number of "
+                f"clusters {self.n_clusters} and features {X.shape[1]}."
+            )
+        return "k-means++", c
+
+    def _n_init(self, given):
+        if given is not None and self.n_init != "auto" and self.n_init != 1:
+            warnings.warn(
+                f"Explicit initial center position passed: performing only one init in "
+                f"{type(self).__name__} instead of n_init={self.n_init}.",
+                RuntimeWarning,
+            )
+            return 1
+        return None if self.n_init == "auto" else int(self.n_init)
+
+
+class KMeans(_Centroids):
+    """k-means (Lloyd's objective) with scikit-learn's interface.
+
+    Parameters as scikit-learn's ``KMeans``, except ``algorithm``: ``"auto"`` (the default)
+    chooses Hamerly's or Lloyd's assignment step from n, k and d; ``"lloyd"``, ``"elkan"``
+    and ``"hamerly"`` force one. All four give Lloyd's result from the same start, so only
+    the time depends on it. ``verbose`` and ``copy_x`` are not taken (X is never modified).
+
+    From the same initial centres, labels and inertia equal scikit-learn's (its
+    ``algorithm="lloyd"``). ``random_state`` seeds clustr's own generator, so the
+    k-means++ centres differ from scikit-learn's for the same integer.
+    """
+
+    _parameter_constraints = {
+        "n_clusters": [Interval(numbers.Integral, 1, None, closed="left")],
+        "init": [StrOptions({"k-means++", "random"}), "array-like"],
+        "n_init": [StrOptions({"auto"}), Interval(numbers.Integral, 1, None, closed="left")],
+        "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
+        "tol": [Interval(numbers.Real, 0, None, closed="left")],
+        "random_state": RANDOM_STATE,
+        "algorithm": [StrOptions({"auto", "lloyd", "elkan", "hamerly"})],
+        "n_threads": THREADS,
+    }
+
+    def __init__(
+        self,
+        n_clusters=8,
+        *,
+        init="k-means++",
+        n_init="auto",
+        max_iter=300,
+        tol=1e-4,
+        random_state=None,
+        algorithm="auto",
+        n_threads=None,
+    ):
+        self.n_clusters = n_clusters
+        self.init = init
+        self.n_init = n_init
+        self.max_iter = max_iter
+        self.tol = tol
+        self.random_state = random_state
+        self.algorithm = algorithm
+        self.n_threads = n_threads
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None):
+        X = points(self, X, reset=True)
+        init, given = self._init_centers(X)
+        out = _clustr.kmeans_fit(
+            X, self.n_clusters, init, given, self._n_init(given), self.max_iter, self.tol,
+            seed(self.random_state), self.algorithm, n_threads(self),
+        )
+        self._set_centres(out, X)
+        self.inertia_ = float(out["inertia"])
+        return self
+
+
+class MiniBatchKMeans(_Centroids):
+    """Mini-batch k-means (Sculley 2010, with scikit-learn's step sizes and reassignment).
+
+    Parameters as scikit-learn's ``MiniBatchKMeans``: ``max_iter`` counts passes over the
+    data, ``max_no_improvement`` stops after that many mini-batches without an improvement
+    of the smoothed batch inertia. ``verbose`` and ``compute_labels`` are not taken (labels
+    are always computed).
+    """
+
+    _parameter_constraints = {
+        "n_clusters": [Interval(numbers.Integral, 1, None, closed="left")],
+        "init": [StrOptions({"k-means++", "random"}), "array-like"],
+        "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
+        "batch_size": [Interval(numbers.Integral, 1, None, closed="left")],
+        "tol": [Interval(numbers.Real, 0, None, closed="left")],
+        "max_no_improvement": [Interval(numbers.Integral, 0, None, closed="left"), None],
+        "init_size": [Interval(numbers.Integral, 1, None, closed="left"), None],
+        "n_init": [StrOptions({"auto"}), Interval(numbers.Integral, 1, None, closed="left")],
+        "reassignment_ratio": [Interval(numbers.Real, 0, None, closed="left")],
+        "random_state": RANDOM_STATE,
+        "n_threads": THREADS,
+    }
+
+    def __init__(
+        self,
+        n_clusters=8,
+        *,
+        init="k-means++",
+        max_iter=100,
+        batch_size=1024,
+        tol=0.0,
+        max_no_improvement=10,
+        init_size=None,
+        n_init="auto",
+        reassignment_ratio=0.01,
+        random_state=None,
+        n_threads=None,
+    ):
+        self.n_clusters = n_clusters
+        self.init = init
+        self.max_iter = max_iter
+        self.batch_size = batch_size
+        self.tol = tol
+        self.max_no_improvement = max_no_improvement
+        self.init_size = init_size
+        self.n_init = n_init
+        self.reassignment_ratio = reassignment_ratio
+        self.random_state = random_state
+        self.n_threads = n_threads
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None):
+        X = points(self, X, reset=True)
+        init, given = self._init_centers(X)
+        out = _clustr.minibatch_kmeans_fit(
+            X, self.n_clusters, init, given, self.batch_size, self.max_iter, self.tol,
+            self.max_no_improvement, self.init_size, self._n_init(given),
+            self.reassignment_ratio, seed(self.random_state), n_threads(self),
+        )
+        self._set_centres(out, X)
+        self.inertia_ = float(out["inertia"])
+        self.n_steps_ = int(out["n_steps"])
+        return self
+
+
+def _precisions_to_covariances(precisions, covariance_type):
+    p = np.asarray(precisions, dtype=np.float64)
+    if covariance_type == "full":
+        return np.ascontiguousarray(np.linalg.inv(p))
+    if covariance_type == "tied":
+        return np.ascontiguousarray(np.linalg.inv(p))
+    return np.ascontiguousarray(1.0 / p)
+
+
+def _precisions_from_cholesky(prec_chol, covariance_type):
+    if covariance_type == "full":
+        return np.einsum("kij,klj->kil", prec_chol, prec_chol)
+    if covariance_type == "tied":
+        return prec_chol @ prec_chol.T
+    return prec_chol**2
+
+
+class GaussianMixture(DensityMixin, BaseEstimator):
+    """Gaussian mixture fitted by EM, with scikit-learn's ``GaussianMixture`` interface.
+
+    Parameters and fitted attributes are scikit-learn's. Where clustr differs:
+
+    - ``weights_init``, ``means_init`` and ``precisions_init`` given together start EM from
+      exactly these parameters (as scikit-learn). ``means_init`` alone starts from the
+      partition of the points by their nearest given mean (scikit-learn takes the other
+      parameters from ``init_params``); other partial combinations raise ``ValueError``.
+    - ``warm_start=True`` continues from the previous fit's parameters (one run), as
+      scikit-learn, but the first iteration's improvement is measured from −∞.
+    - The computation is in float64 whatever the input's type.
+    """
+
+    _parameter_constraints = {
+        "n_components": [Interval(numbers.Integral, 1, None, closed="left")],
+        "covariance_type": [StrOptions({"full", "tied", "diag", "spherical"})],
+        "tol": [Interval(numbers.Real, 0.0, None, closed="left")],
+        "reg_covar": [Interval(numbers.Real, 0.0, None, closed="left")],
+        "max_iter": [Interval(numbers.Integral, 0, None, closed="left")],
+        "n_init": [Interval(numbers.Integral, 1, None, closed="left")],
+        "init_params": [StrOptions({"kmeans", "random", "random_from_data", "k-means++"})],
+        "weights_init": ["array-like", None],
+        "means_init": ["array-like", None],
+        "precisions_init": ["array-like", None],
+        "random_state": RANDOM_STATE,
+        "warm_start": ["boolean"],
+        "n_threads": THREADS,
+    }
+
+    def __init__(
+        self,
+        n_components=1,
+        *,
+        covariance_type="full",
+        tol=1e-3,
+        reg_covar=1e-6,
+        max_iter=100,
+        n_init=1,
+        init_params="kmeans",
+        weights_init=None,
+        means_init=None,
+        precisions_init=None,
+        random_state=None,
+        warm_start=False,
+        n_threads=None,
+    ):
+        self.n_components = n_components
+        self.covariance_type = covariance_type
+        self.tol = tol
+        self.reg_covar = reg_covar
+        self.max_iter = max_iter
+        self.n_init = n_init
+        self.init_params = init_params
+        self.weights_init = weights_init
+        self.means_init = means_init
+        self.precisions_init = precisions_init
+        self.random_state = random_state
+        self.warm_start = warm_start
+        self.n_threads = n_threads
+
+    def _start(self):
+        """The (weights, means, covariances) EM starts from, or None; and means alone."""
+        if self.warm_start and hasattr(self, "converged_"):
+            return (self.weights_, self.means_, self.covariances_), None
+        given = [self.weights_init is not None, self.means_init is not None, self.precisions_init is not None]
+        f64 = lambda a: np.ascontiguousarray(a, dtype=np.float64)  # noqa: E731
+        if all(given):
+            covs = _precisions_to_covariances(self.precisions_init, self.covariance_type)
+            return (f64(self.weights_init), f64(self.means_init), covs), None
+        if given == [False, True, False]:
+            return None, f64(self.means_init)
+        if any(given):
+            raise ValueError(
+                "clustr's GaussianMixture takes weights_init, means_init and precisions_init "
+                "together, or means_init alone"
+            )
+        return None, None
+
+    def fit(self, X, y=None):
+        self.fit_predict(X, y)
+        return self
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit_predict(self, X, y=None):
+        X = points(self, X, reset=not (self.warm_start and hasattr(self, "converged_")), dtype=[np.float64])
+        if X.shape[0] < self.n_components:
+            raise ValueError(
+                f"Expected n_samples >= n_components but got n_components = "
+                f"{self.n_components}, n_samples = {X.shape[0]}"
+            )
+        start, means = self._start()
+        n_init = 1 if start is not None or means is not None else self.n_init
+        out = _clustr.gmm_fit(
+            X, self.n_components, self.covariance_type, self.tol, self.reg_covar, self.max_iter,
+            n_init, self.init_params, start, means, seed(self.random_state), n_threads(self),
+        )
+        self.weights_ = out["weights"]
+        self.means_ = out["means"]
+        self.covariances_ = out["covariances"]
+        self.precisions_cholesky_ = out["precisions_cholesky"]
+        self.precisions_ = _precisions_from_cholesky(self.precisions_cholesky_, self.covariance_type)
+        self.converged_ = bool(out["converged"])
+        self.n_iter_ = int(out["n_iter"])
+        self.lower_bound_ = float(out["lower_bound"])
+        self.lower_bounds_ = out["lower_bounds"]
+        if not self.converged_ and self.max_iter > 0:
+            from sklearn.exceptions import ConvergenceWarning
+
+            warnings.warn(
+                "Best performing initialization did not converge. Try different init "
+                "parameters, or increase max_iter, tol, or check for degenerate data.",
+                ConvergenceWarning,
+            )
+        return out["labels"]
+
+    def _e_step(self, X):
+        check_is_fitted(self)
+        X = points(self, X, reset=False, dtype=[np.float64])
+        return _clustr.gmm_e_step(
+            X, self.covariance_type, self.weights_, self.means_, self.covariances_, n_threads(self)
+        )
+
+    def predict_proba(self, X):
+        return self._e_step(X)[0]
+
+    def predict(self, X):
+        return np.argmax(self.predict_proba(X), axis=1)
+
+    def score_samples(self, X):
+        return self._e_step(X)[1]
+
+    def score(self, X, y=None):
+        return float(self.score_samples(X).mean())
+
+    def _n_parameters(self):
+        k, d = self.means_.shape
+        cov = {"full": k * d * (d + 1) / 2, "tied": d * (d + 1) / 2, "diag": k * d, "spherical": k}
+        return int(cov[self.covariance_type] + k * d + k - 1)
+
+    def bic(self, X):
+        """Bayesian information criterion (lower is better)."""
+        n = np.asarray(X).shape[0]
+        return -2 * self.score(X) * n + self._n_parameters() * np.log(n)
+
+    def aic(self, X):
+        """Akaike information criterion (lower is better)."""
+        n = np.asarray(X).shape[0]
+        return -2 * self.score(X) * n + 2 * self._n_parameters()
+
+
+class KMedoids(ClusterMixin, TransformerMixin, BaseEstimator):
+    """k-medoids: the medoids are data points, for any metric or a precomputed matrix.
+
+    ``method``: ``"pam"`` (BUILD + SWAP, Kaufman & Rousseeuw), ``"fastpam1"``,
+    ``"fastpam2"`` (Schubert & Rousseeuw 2019), ``"fasterpam"`` (2021; the default, as the
+    ``kmedoids`` package), ``"alternating"`` (Voronoi iteration, scikit-learn-extra's
+    ``"alternate"``), ``"clara"``, ``"fastclara"``, ``"fasterclara"`` (medoids of samples,
+    no n × n matrix), ``"clarans"``, ``"fastclarans"`` (randomised search, dissimilarities
+    computed when needed).
+
+    ``metric``: a clustr metric (``euclidean``, ``sqeuclidean``, ``manhattan``, ``cosine``,
+    ``chebyshev``, ``minkowski`` with ``p``, ``haversine`` on (latitude, longitude) in
+    degrees, giving km) or ``"precomputed"`` (X is a square dissimilarity matrix; then
+    ``predict`` and ``transform`` take the dissimilarities of new points to the training
+    points, n_new × n_train). ``init``: ``"auto"`` (BUILD for pam and fastpam1, random
+    otherwise), ``"build"``, ``"lab"``, ``"random"``, ``"k-means++"``, ``"first"``, or k
+    indices. ``samples``/``sample_size`` are CLARA's, ``numlocal``/``maxneighbor``
+    CLARANS's (None: the method's default).
+
+    The swap methods keep the n × n dissimilarity matrix (of X's dtype) in memory; above the
+    memory limit (``clustr.set_max_memory``) the fit raises ``MemoryError`` with the
+    estimate before allocating.
+    """
+
+    _parameter_constraints = {
+        "n_clusters": [Interval(numbers.Integral, 1, None, closed="left")],
+        "metric": [METRICS, StrOptions({"precomputed"})],
+        "p": [Interval(numbers.Real, 1, None, closed="left"), None],
+        "method": [
+            StrOptions(
+                {"pam", "fastpam1", "fastpam2", "fasterpam", "alternating", "clara", "fastclara",
+                 "fasterclara", "clarans", "fastclarans"}
+            )
+        ],
+        "init": [StrOptions({"auto", "build", "lab", "random", "k-means++", "first"}), "array-like"],
+        "max_iter": [Interval(numbers.Integral, 0, None, closed="left")],
+        "samples": [Interval(numbers.Integral, 1, None, closed="left")],
+        "sample_size": [Interval(numbers.Integral, 1, None, closed="left"), None],
+        "numlocal": [Interval(numbers.Integral, 1, None, closed="left")],
+        "maxneighbor": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "random_state": RANDOM_STATE,
+        "n_threads": THREADS,
+    }
+
+    def __init__(
+        self,
+        n_clusters=8,
+        *,
+        metric="euclidean",
+        p=None,
+        method="fasterpam",
+        init="auto",
+        max_iter=100,
+        samples=5,
+        sample_size=None,
+        numlocal=2,
+        maxneighbor=None,
+        random_state=None,
+        n_threads=None,
+    ):
+        self.n_clusters = n_clusters
+        self.metric = metric
+        self.p = p
+        self.method = method
+        self.init = init
+        self.max_iter = max_iter
+        self.samples = samples
+        self.sample_size = sample_size
+        self.numlocal = numlocal
+        self.maxneighbor = maxneighbor
+        self.random_state = random_state
+        self.n_threads = n_threads
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        precomputed = self.metric == "precomputed"
+        tags.input_tags.pairwise = precomputed
+        # Dissimilarities are non-negative.
+        tags.input_tags.positive_only = precomputed
+        return tags
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None):
+        X = points(self, X, reset=True)
+        precomputed = self.metric == "precomputed"
+        if precomputed:
+            if X.shape[0] != X.shape[1]:
+                raise ValueError(f"A precomputed dissimilarity matrix must be square, got {X.shape}")
+            check_non_negative(X, "KMedoids (precomputed)")
+        if isinstance(self.init, str):
+            init, given = (None if self.init == "auto" else self.init), None
+        else:
+            given = [int(i) for i in np.asarray(self.init).ravel()]
+            init = None
+        metric = "precomputed" if precomputed else metric_name(self.metric, self.p)
+        out = _clustr.kmedoids_fit(
+            X, self.n_clusters, self.method, metric, init, given, self.max_iter,
+            seed(self.random_state), self.samples, self.sample_size, self.numlocal,
+            self.maxneighbor, n_threads(self),
+        )
+        self.medoid_indices_ = out["medoid_indices"]
+        self.labels_ = out["labels"]
+        self.inertia_ = float(out["inertia"])
+        self.n_iter_ = int(out["n_iter"])
+        self.n_swaps_ = int(out["n_swaps"])
+        self.converged_ = bool(out["converged"])
+        self.cluster_centers_ = None if precomputed else X[self.medoid_indices_]
+        self._metric = metric
+        return self
+
+    def fit_predict(self, X, y=None):
+        return self.fit(X).labels_
+
+    def _to_medoids(self, X):
+        """Dissimilarities of X's rows to the medoids (n × k), and their nearest medoid."""
+        check_is_fitted(self)
+        X = points(self, X, reset=False)
+        if self._metric == "precomputed":
+            d = X[:, self.medoid_indices_]
+            return d, np.argmin(d, axis=1).astype(np.int64)
+        return pairwise(X, self.cluster_centers_, self._metric, n_threads(self)), None
+
+    def predict(self, X):
+        """The nearest medoid of each new point (lowest index on ties)."""
+        check_is_fitted(self)
+        if self._metric == "precomputed":
+            return self._to_medoids(X)[1]
+        X = points(self, X, reset=False)
+        return nearest(X, self.cluster_centers_, self._metric, n_threads(self))[0]
+
+    def transform(self, X):
+        """Dissimilarity of each point to each medoid (n × k)."""
+        return self._to_medoids(X)[0]
+
+
+class DBSCAN(ClusterMixin, BaseEstimator):
+    """DBSCAN with scikit-learn's semantics: core points have at least ``min_samples``
+    points (or that much ``sample_weight``) within ``eps``, themselves included; labels
+    are scikit-learn's (border points join the first cluster that reaches them).
+
+    Unlike scikit-learn, the neighbourhoods are never all stored: memory is O(n) beyond the
+    spatial index. ``metric`` is a clustr metric (``minkowski`` with ``p``; ``haversine``
+    on (latitude, longitude) in degrees with ``eps`` in km, where scikit-learn takes
+    radians); ``algorithm`` chooses the index (``auto``, ``kd_tree``, ``ball_tree``,
+    ``brute``). ``leaf_size``, ``metric_params`` and ``n_jobs`` are not taken
+    (``n_threads`` replaces ``n_jobs``).
+    """
+
+    _parameter_constraints = {
+        "eps": [Interval(numbers.Real, 0.0, None, closed="neither")],
+        "min_samples": [Interval(numbers.Integral, 1, None, closed="left")],
+        "metric": [METRICS],
+        "algorithm": [StrOptions({"auto", "ball_tree", "kd_tree", "brute"})],
+        "p": [Interval(numbers.Real, 1, None, closed="left"), None],
+        "n_threads": THREADS,
+    }
+
+    def __init__(self, eps=0.5, *, min_samples=5, metric="euclidean", algorithm="auto", p=None, n_threads=None):
+        self.eps = eps
+        self.min_samples = min_samples
+        self.metric = metric
+        self.algorithm = algorithm
+        self.p = p
+        self.n_threads = n_threads
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None, sample_weight=None):
+        X = points(self, X, reset=True)
+        w = None
+        if sample_weight is not None:
+            w = _check_sample_weight(sample_weight, X, dtype=np.float64).tolist()
+        out = _clustr.dbscan_fit(
+            X, float(self.eps), self.min_samples, metric_name(self.metric, self.p),
+            self.algorithm, w, n_threads(self),
+        )
+        self.labels_ = out["labels"]
+        self.core_sample_indices_ = out["core_sample_indices"]
+        self.components_ = X[self.core_sample_indices_].copy()
+        return self
+
+    def fit_predict(self, X, y=None, sample_weight=None):
+        return self.fit(X, sample_weight=sample_weight).labels_
+
+
+class OPTICS(ClusterMixin, BaseEstimator):
+    """OPTICS with scikit-learn's semantics and defaults: the reachability plot, then
+    clusters by the ξ method (``cluster_method="xi"``) or at a DBSCAN radius
+    (``"dbscan"``, ``eps``). ``min_samples`` and ``min_cluster_size`` may be fractions of
+    n as in scikit-learn. Memory is O(n) beyond the spatial index. ``metric`` as
+    :class:`DBSCAN`; ``leaf_size``, ``metric_params``, ``memory`` and ``n_jobs`` are not
+    taken.
+    """
+
+    _parameter_constraints = {
+        "min_samples": [
+            Interval(numbers.Integral, 2, None, closed="left"),
+            Interval(numbers.Real, 0, 1, closed="both"),
+        ],
+        "max_eps": [Interval(numbers.Real, 0, None, closed="both")],
+        "metric": [METRICS],
+        "p": [Interval(numbers.Real, 1, None, closed="left")],
+        "cluster_method": [StrOptions({"dbscan", "xi"})],
+        "eps": [Interval(numbers.Real, 0, None, closed="both"), None],
+        "xi": [Interval(numbers.Real, 0, 1, closed="both")],
+        "predecessor_correction": ["boolean"],
+        "min_cluster_size": [
+            Interval(numbers.Integral, 2, None, closed="left"),
+            Interval(numbers.Real, 0, 1, closed="right"),
+            None,
+        ],
+        "algorithm": [StrOptions({"auto", "brute", "ball_tree", "kd_tree"})],
+        "n_threads": THREADS,
+    }
+
+    def __init__(
+        self,
+        *,
+        min_samples=5,
+        max_eps=np.inf,
+        metric="minkowski",
+        p=2,
+        cluster_method="xi",
+        eps=None,
+        xi=0.05,
+        predecessor_correction=True,
+        min_cluster_size=None,
+        algorithm="auto",
+        n_threads=None,
+    ):
+        self.min_samples = min_samples
+        self.max_eps = max_eps
+        self.metric = metric
+        self.p = p
+        self.cluster_method = cluster_method
+        self.eps = eps
+        self.xi = xi
+        self.predecessor_correction = predecessor_correction
+        self.min_cluster_size = min_cluster_size
+        self.algorithm = algorithm
+        self.n_threads = n_threads
+
+    @staticmethod
+    def _count(v, n):
+        """A count, or a fraction of n as scikit-learn (at least 2)."""
+        if v is None:
+            return None
+        if isinstance(v, numbers.Integral) and v > 1:
+            return int(v)
+        return max(2, int(v * n))
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None):
+        X = points(self, X, reset=True, min_samples=2)
+        n = X.shape[0]
+        min_samples = self._count(self.min_samples, n)
+        if min_samples > n:
+            raise ValueError(f"min_samples must be no greater than the number of samples ({n}). Got {min_samples}")
+        if self.cluster_method == "dbscan" and self.eps is not None and self.eps > self.max_eps:
+            raise ValueError(f"Specify an epsilon smaller than {self.max_eps}. Got {self.eps}.")
+        out = _clustr.optics_fit(
+            X, min_samples, float(self.max_eps), metric_name(self.metric, self.p), self.cluster_method,
+            None if self.eps is None else float(self.eps), float(self.xi), self.predecessor_correction,
+            self._count(self.min_cluster_size, n), self.algorithm, n_threads(self),
+        )
+        self.ordering_ = out["ordering"]
+        self.reachability_ = out["reachability"]
+        self.core_distances_ = out["core_distances"]
+        self.predecessor_ = out["predecessor"]
+        self.labels_ = out["labels"]
+        self.cluster_hierarchy_ = out["cluster_hierarchy"]
+        return self
+
+    def fit_predict(self, X, y=None):
+        return self.fit(X).labels_
+
+
+_POWER = {
+    "n_clusters": [Interval(numbers.Integral, 1, None, closed="left")],
+    "s0": [Interval(numbers.Real, None, 0, closed="neither"), None],
+    "eta": [Interval(numbers.Real, 1, None, closed="neither")],
+    "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
+    "tol": [Interval(numbers.Real, 0, None, closed="left")],
+    "n_init": [Interval(numbers.Integral, 1, None, closed="left")],
+    "init": [StrOptions({"k-means++", "random"})],
+    "random_state": RANDOM_STATE,
+    "n_threads": THREADS,
+}
+
+
+class PowerKMeans(_Centroids):
+    """Power k-means (Xu & Lange, ICML 2019): k-means' objective approached through power
+    means of the distances, annealing s from ``s0`` towards −∞, which escapes poor local
+    optima. ``s0=None`` is clustr's default for data coordinates (−1); ``n_init`` runs
+    from k-means++ seeds, the best objective kept."""
+
+    _parameter_constraints = dict(_POWER)
+
+    def __init__(
+        self, n_clusters=8, *, s0=None, eta=1.04, max_iter=200, tol=1e-4, n_init=10,
+        init="k-means++", random_state=None, n_threads=None,
+    ):
+        self.n_clusters = n_clusters
+        self.s0 = s0
+        self.eta = eta
+        self.max_iter = max_iter
+        self.tol = tol
+        self.n_init = n_init
+        self.init = init
+        self.random_state = random_state
+        self.n_threads = n_threads
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None):
+        X = points(self, X, reset=True)
+        out = _clustr.power_kmeans_fit(
+            X, self.n_clusters, self.s0, self.eta, self.max_iter, self.tol, self.n_init, self.init,
+            seed(self.random_state), n_threads(self),
+        )
+        self._set_centres(out, X)
+        self.objective_ = float(out["objective"])
+        self.converged_ = bool(out["converged"])
+        self.s_ = float(out["s"])
+        return self
+
+
+class RffKpkm(ClusterMixin, BaseEstimator):
+    """Kernel power k-means on ``n_components`` random Fourier features of a Gaussian
+    kernel of bandwidth ``sigma`` (None: the median distance of a seeded sample of 1,000
+    points); ``predict`` maps new points with the fitted features and assigns the nearest
+    centroid in feature space. ``s0=None`` is clustr's default for kernel methods (−10)."""
+
+    _parameter_constraints = {
+        **_POWER,
+        "n_components": [Interval(numbers.Integral, 1, None, closed="left")],
+        "sigma": [Interval(numbers.Real, 0, None, closed="neither"), None],
+    }
+
+    def __init__(
+        self, n_clusters=8, *, n_components=1000, sigma=None, s0=None, eta=1.04, max_iter=200,
+        tol=1e-4, n_init=10, init="k-means++", random_state=None, n_threads=None,
+    ):
+        self.n_clusters = n_clusters
+        self.n_components = n_components
+        self.sigma = sigma
+        self.s0 = s0
+        self.eta = eta
+        self.max_iter = max_iter
+        self.tol = tol
+        self.n_init = n_init
+        self.init = init
+        self.random_state = random_state
+        self.n_threads = n_threads
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None):
+        # The median-heuristic bandwidth needs two points.
+        X = points(self, X, reset=True, min_samples=1 if self.sigma else 2)
+        out = _clustr.rff_kpkm_fit(
+            X, self.n_clusters, self.n_components, self.sigma, self.s0, self.eta, self.max_iter,
+            self.tol, self.n_init, self.init, seed(self.random_state), n_threads(self),
+        )
+        self.cluster_centers_ = out["cluster_centers"]
+        self.labels_ = out["labels"]
+        self.random_weights_ = out["random_weights"]
+        self.random_offset_ = out["random_offset"]
+        self.sigma_ = float(out["sigma"])
+        self.objective_ = float(out["objective"])
+        self.n_iter_ = int(out["n_iter"])
+        self.converged_ = bool(out["converged"])
+        return self
+
+    def fit_predict(self, X, y=None):
+        return self.fit(X).labels_
+
+    def predict(self, X):
+        check_is_fitted(self)
+        X = points(self, X, reset=False)
+        z = _clustr.rff_transform(X, self.random_weights_, self.random_offset_, self.sigma_, n_threads(self))
+        return nearest(z, self.cluster_centers_, "sqeuclidean", n_threads(self))[0]
+
+
+class IpRffMkpkm(ClusterMixin, BaseEstimator):
+    """IP-RFF-MKPKM: kernel power k-means over several Gaussian kernels (bandwidths
+    ``sigma_factors`` × the median heuristic, or ``sigmas``), each by ``n_components``
+    random Fourier features, with learnt kernel weights and, when ``possibilistic``,
+    typicalities (``typicality_``: low values flag outliers). clustr's reconstruction from
+    the paper's abstract; see the Rust documentation of ``clustr::kernel::mkpkm``. No
+    ``predict``: the model is defined on the training points."""
+
+    _parameter_constraints = {
+        **_POWER,
+        "n_components": [Interval(numbers.Integral, 1, None, closed="left")],
+        "sigma_factors": ["array-like", None],
+        "sigmas": ["array-like", None],
+        "possibilistic": ["boolean"],
+        "m_p": [Interval(numbers.Real, 1, None, closed="neither")],
+    }
+
+    def __init__(
+        self, n_clusters=8, *, n_components=500, sigma_factors=None, sigmas=None, possibilistic=True,
+        m_p=2.0, s0=None, eta=1.04, max_iter=200, tol=1e-4, n_init=10, init="k-means++",
+        random_state=None, n_threads=None,
+    ):
+        self.n_clusters = n_clusters
+        self.n_components = n_components
+        self.sigma_factors = sigma_factors
+        self.sigmas = sigmas
+        self.possibilistic = possibilistic
+        self.m_p = m_p
+        self.s0 = s0
+        self.eta = eta
+        self.max_iter = max_iter
+        self.tol = tol
+        self.n_init = n_init
+        self.init = init
+        self.random_state = random_state
+        self.n_threads = n_threads
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None):
+        X = points(self, X, reset=True, min_samples=1 if self.sigmas is not None else 2)
+        floats = lambda v: None if v is None else [float(f) for f in np.ravel(v)]  # noqa: E731
+        out = _clustr.ip_rff_mkpkm_fit(
+            X, self.n_clusters, self.n_components, floats(self.sigma_factors), floats(self.sigmas),
+            self.possibilistic, float(self.m_p), self.s0, self.eta, self.max_iter, self.tol,
+            self.n_init, self.init, seed(self.random_state), n_threads(self),
+        )
+        self.labels_ = out["labels"]
+        self.kernel_weights_ = out["kernel_weights"]
+        self.sigmas_ = out["sigmas"]
+        self.typicality_ = out["typicality"]
+        self.typicalities_ = out["typicalities"]
+        self.objective_ = float(out["objective"])
+        self.n_iter_ = int(out["n_iter"])
+        self.converged_ = bool(out["converged"])
+        return self
+
+    def fit_predict(self, X, y=None):
+        return self.fit(X).labels_
+
+
+def expected_failed_checks(estimator):
+    """The scikit-learn estimator checks that cannot apply to ``estimator``, with the
+    reason: pass it as ``expected_failed_checks`` to ``check_estimator`` or
+    ``parametrize_with_checks``."""
+    if isinstance(estimator, KMedoids) and estimator.metric == "precomputed":
+        return {
+            "check_clustering": "the check fits points (n × 2), not a square dissimilarity "
+            "matrix, whatever the pairwise tag says",
+        }
+    return {}

@@ -1,0 +1,911 @@
+//! `clustr._clustr`: the Rust side of the Python package. One function per fit (and per
+//! prediction that needs more than the fitted arrays), called by the scikit-learn-style
+//! classes of `clustr/__init__.py`, which own the parameters' validation and defaults.
+//!
+//! Every call runs the work on a worker thread inside a rayon pool of `n_threads` threads
+//! (0: all cores) with the GIL released; the calling thread waits, checking for Ctrl-C every
+//! 50 ms. On Ctrl-C the fit's progress callback returns [`Error::Interrupted`] at its next
+//! step and the call raises `KeyboardInterrupt`. Phases without steps (neighbour searches,
+//! a distance matrix) finish before the interrupt is seen.
+//!
+//! Arrays come in without a copy when they are C-contiguous float32 or float64 (the Python
+//! layer makes them so) and go out as new numpy arrays.
+
+use clustr::density::{Dbscan, Extraction, IndexKind, Optics};
+use clustr::kernel::{
+    Bandwidth, IpRffMkpkm, PowerInit, PowerKMeans, RandomFourierFeatures, RffKpkm, Schedule,
+};
+use clustr::kmeans::{Algorithm, KMeans, KMeansInit, MiniBatchKMeans};
+use clustr::kmedoids::{Clara, Clarans, Init, KMedoids, KMedoidsModel, KValue};
+use clustr::mixture::{CovarianceType, Covariances, GaussianMixture, GaussianMixtureModel, GmmInit, Mixture};
+use clustr::{
+    Backend, CpuBackend, DenseMatrix, Dissimilarity, Error, Fit, MetricKind, OnTheFly, ProgressFn, Scalar,
+};
+use ndarray::{Array2, ArrayView2};
+use numpy::{Element, IntoPyArray, PyArray1, PyReadonlyArray1, PyReadonlyArray2, PyReadonlyArray3};
+use pyo3::exceptions::{PyKeyboardInterrupt, PyMemoryError, PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use pyo3::IntoPyObjectExt;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc, Mutex};
+use std::time::Duration;
+
+/// Points as numpy gives them: float32 or float64, C-contiguous.
+#[derive(FromPyObject)]
+enum Points<'py> {
+    F64(PyReadonlyArray2<'py, f64>),
+    F32(PyReadonlyArray2<'py, f32>),
+}
+
+/// Runs `$body` with `$v` bound to the points' view, whatever their element type.
+macro_rules! with_points {
+    ($x:expr, $v:ident => $body:expr) => {
+        match &$x {
+            Points::F64(a) => {
+                let $v = a.as_array();
+                $body
+            }
+            Points::F32(a) => {
+                let $v = a.as_array();
+                $body
+            }
+        }
+    };
+}
+
+/// clustr's error kinds as Python's: `MemoryError` above the memory limit,
+/// `KeyboardInterrupt` for an interrupted fit, `RuntimeError` for I/O and the device,
+/// `ValueError` for bad input and parameters.
+fn to_py(e: Error) -> PyErr {
+    let msg = e.to_string();
+    match e {
+        Error::TooLarge { .. } => PyMemoryError::new_err(msg),
+        Error::Interrupted => PyKeyboardInterrupt::new_err(msg),
+        Error::Io { .. } | Error::Device(_) => PyRuntimeError::new_err(msg),
+        _ => PyValueError::new_err(msg),
+    }
+}
+
+/// The rayon pool of each thread count asked for so far (0: rayon's default, all cores).
+fn pool(n_threads: usize) -> PyResult<Arc<rayon::ThreadPool>> {
+    static POOLS: Mutex<Vec<(usize, Arc<rayon::ThreadPool>)>> = Mutex::new(Vec::new());
+    let mut pools = POOLS.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some((_, p)) = pools.iter().find(|(n, _)| *n == n_threads) {
+        return Ok(Arc::clone(p));
+    }
+    let p = rayon::ThreadPoolBuilder::new()
+        .num_threads(n_threads)
+        .build()
+        .map_err(|e| PyRuntimeError::new_err(format!("cannot start {n_threads} threads: {e}")))?;
+    let p = Arc::new(p);
+    pools.push((n_threads, Arc::clone(&p)));
+    Ok(p)
+}
+
+/// Runs `work` on a worker thread in the pool of `n_threads`, the GIL released, and waits;
+/// `work` gets the progress callback that stops it on Ctrl-C.
+fn run<T: Send>(
+    py: Python<'_>,
+    n_threads: usize,
+    work: impl FnOnce(ProgressFn) -> clustr::Result<T> + Send,
+) -> PyResult<T> {
+    let pool = pool(n_threads)?;
+    let stop = Arc::new(AtomicBool::new(false));
+    let progress = {
+        let stop = Arc::clone(&stop);
+        ProgressFn::cancellable(move |_| {
+            if stop.load(Ordering::Relaxed) {
+                Err(Error::Interrupted)
+            } else {
+                Ok(())
+            }
+        })
+    };
+    let (tx, mut rx) = mpsc::channel();
+    std::thread::scope(|s| {
+        s.spawn(move || {
+            let out =
+                pool.install(|| std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(progress))));
+            // The receiver lives until this thread is joined.
+            let _ = tx.send(out);
+        });
+        let mut interrupt: Option<PyErr> = None;
+        loop {
+            let (got, back) = py.detach(move || (rx.recv_timeout(Duration::from_millis(50)), rx));
+            rx = back;
+            match got {
+                Ok(out) => {
+                    return match (interrupt, out) {
+                        (Some(e), _) => Err(e),
+                        (None, Ok(r)) => r.map_err(to_py),
+                        (None, Err(_)) => Err(PyRuntimeError::new_err("clustr panicked; please report it")),
+                    };
+                }
+                Err(mpsc::RecvTimeoutError::Timeout) => {
+                    if interrupt.is_none() {
+                        if let Err(e) = py.check_signals() {
+                            stop.store(true, Ordering::Relaxed);
+                            interrupt = Some(e);
+                        }
+                    }
+                }
+                Err(mpsc::RecvTimeoutError::Disconnected) => {
+                    return Err(PyRuntimeError::new_err(
+                        "clustr's worker thread ended without a result",
+                    ));
+                }
+            }
+        }
+    })
+}
+
+fn metric(name: &str) -> PyResult<MetricKind> {
+    name.parse().map_err(to_py)
+}
+
+fn index(algorithm: &str) -> PyResult<IndexKind> {
+    algorithm.parse().map_err(to_py)
+}
+
+/// A dict of fitted values.
+fn out<'py>(py: Python<'py>, items: Vec<(&str, Bound<'py, PyAny>)>) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    for (k, v) in items {
+        d.set_item(k, v)?;
+    }
+    Ok(d)
+}
+
+fn arr1<'py, T: Element>(py: Python<'py>, v: Vec<T>) -> Bound<'py, PyAny> {
+    PyArray1::from_vec(py, v).into_any()
+}
+
+fn arr2<'py, T: Element>(py: Python<'py>, a: Array2<T>) -> Bound<'py, PyAny> {
+    a.into_pyarray(py).into_any()
+}
+
+fn val<'py>(py: Python<'py>, v: impl IntoPyObject<'py>) -> PyResult<Bound<'py, PyAny>> {
+    v.into_bound_py_any(py)
+}
+
+fn indices(v: &[usize]) -> Vec<i64> {
+    v.iter().map(|&i| i as i64).collect()
+}
+
+/// Lloyd-family k-means.
+#[pyfunction]
+#[pyo3(signature = (x, n_clusters, init, init_centers, n_init, max_iter, tol, seed, algorithm, n_threads))]
+#[allow(clippy::too_many_arguments)]
+fn kmeans_fit<'py>(
+    py: Python<'py>,
+    x: Points<'py>,
+    n_clusters: usize,
+    init: &str,
+    init_centers: Option<PyReadonlyArray2<'py, f64>>,
+    n_init: Option<usize>,
+    max_iter: usize,
+    tol: f64,
+    seed: u64,
+    algorithm: &str,
+    n_threads: usize,
+) -> PyResult<Bound<'py, PyDict>> {
+    let init = kmeans_init(init, init_centers)?;
+    let algorithm = match algorithm {
+        "lloyd" => Algorithm::Lloyd,
+        "elkan" => Algorithm::Elkan,
+        "hamerly" => Algorithm::Hamerly,
+        "auto" => Algorithm::Auto,
+        other => return Err(PyValueError::new_err(format!("unknown algorithm {other:?}"))),
+    };
+    let mut est = KMeans::new(n_clusters)
+        .init(init)
+        .max_iter(max_iter)
+        .tol(tol)
+        .seed(seed)
+        .algorithm(algorithm);
+    if let Some(n) = n_init {
+        est = est.n_init(n);
+    }
+    with_points!(x, v => {
+        let m = run(py, n_threads, |p| est.progress(p).fit(&v))?;
+        out(py, vec![
+            ("cluster_centers", arr2(py, m.centers)),
+            ("labels", arr1(py, m.labels)),
+            ("inertia", val(py, m.inertia)?),
+            ("n_iter", val(py, m.n_iter)?),
+            ("converged", val(py, m.converged)?),
+        ])
+    })
+}
+
+fn kmeans_init(init: &str, centers: Option<PyReadonlyArray2<'_, f64>>) -> PyResult<KMeansInit> {
+    Ok(match (init, centers) {
+        (_, Some(c)) => KMeansInit::Given(c.as_array().to_owned()),
+        ("k-means++", None) => KMeansInit::KMeansPlusPlus,
+        ("random", None) => KMeansInit::Random,
+        (other, None) => return Err(PyValueError::new_err(format!("unknown init {other:?}"))),
+    })
+}
+
+/// Mini-batch k-means on points in memory.
+#[pyfunction]
+#[pyo3(signature = (x, n_clusters, init, init_centers, batch_size, max_iter, tol, max_no_improvement, init_size, n_init, reassignment_ratio, seed, n_threads))]
+#[allow(clippy::too_many_arguments)]
+fn minibatch_kmeans_fit<'py>(
+    py: Python<'py>,
+    x: Points<'py>,
+    n_clusters: usize,
+    init: &str,
+    init_centers: Option<PyReadonlyArray2<'py, f64>>,
+    batch_size: usize,
+    max_iter: usize,
+    tol: f64,
+    max_no_improvement: Option<usize>,
+    init_size: Option<usize>,
+    n_init: Option<usize>,
+    reassignment_ratio: f64,
+    seed: u64,
+    n_threads: usize,
+) -> PyResult<Bound<'py, PyDict>> {
+    let mut est = MiniBatchKMeans::new(n_clusters)
+        .init(kmeans_init(init, init_centers)?)
+        .batch_size(batch_size)
+        .max_iter(max_iter)
+        .tol(tol)
+        .max_no_improvement(max_no_improvement)
+        .reassignment_ratio(reassignment_ratio)
+        .seed(seed);
+    if let Some(s) = init_size {
+        est = est.init_size(s);
+    }
+    if let Some(n) = n_init {
+        est = est.n_init(n);
+    }
+    with_points!(x, v => {
+        let m = run(py, n_threads, |p| est.progress(p).fit(&v))?;
+        out(py, vec![
+            ("cluster_centers", arr2(py, m.centers)),
+            ("labels", arr1(py, m.labels)),
+            ("inertia", val(py, m.inertia)?),
+            ("n_iter", val(py, m.n_iter)?),
+            ("n_steps", val(py, m.n_steps)?),
+            ("counts", arr1(py, m.counts)),
+            ("converged", val(py, m.converged)?),
+        ])
+    })
+}
+
+/// Nearest of `centres` under `metric` for each point: (index, distance).
+#[pyfunction]
+fn nearest<'py>(
+    py: Python<'py>,
+    x: Points<'py>,
+    centres: Points<'py>,
+    metric_name: &str,
+    n_threads: usize,
+) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
+    let m = metric(metric_name)?;
+    fn go<'py, F: Scalar + Element>(
+        py: Python<'py>,
+        x: ArrayView2<F>,
+        c: ArrayView2<F>,
+        m: &MetricKind,
+        n_threads: usize,
+    ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
+        let near = run(py, n_threads, |_| {
+            clustr::data::validate::check_points(x)?;
+            CpuBackend::default().nearest(x, c, m)
+        })?;
+        let labels = near.iter().map(|n| n.index as i64).collect();
+        let dist = near.iter().map(|n| n.distance).collect();
+        Ok((arr1(py, labels), arr1::<F>(py, dist)))
+    }
+    match (&x, &centres) {
+        (Points::F64(a), Points::F64(b)) => go(py, a.as_array(), b.as_array(), &m, n_threads),
+        (Points::F32(a), Points::F32(b)) => go(py, a.as_array(), b.as_array(), &m, n_threads),
+        _ => Err(PyValueError::new_err(
+            "points and centres must have the same dtype",
+        )),
+    }
+}
+
+/// Distances of each point to each of `centres` under `metric` (n × k).
+#[pyfunction]
+fn pairwise<'py>(
+    py: Python<'py>,
+    x: Points<'py>,
+    centres: Points<'py>,
+    metric_name: &str,
+    n_threads: usize,
+) -> PyResult<Bound<'py, PyAny>> {
+    let m = metric(metric_name)?;
+    fn go<'py, F: Scalar + Element>(
+        py: Python<'py>,
+        x: ArrayView2<F>,
+        c: ArrayView2<F>,
+        m: &MetricKind,
+        n_threads: usize,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let d = run(py, n_threads, |_| {
+            clustr::data::validate::check_points(x)?;
+            let mut d = Array2::<F>::zeros((x.nrows(), c.nrows()));
+            CpuBackend::default().pairwise(x, c, m, d.view_mut())?;
+            Ok(d)
+        })?;
+        Ok(arr2(py, d))
+    }
+    match (&x, &centres) {
+        (Points::F64(a), Points::F64(b)) => go(py, a.as_array(), b.as_array(), &m, n_threads),
+        (Points::F32(a), Points::F32(b)) => go(py, a.as_array(), b.as_array(), &m, n_threads),
+        _ => Err(PyValueError::new_err(
+            "points and centres must have the same dtype",
+        )),
+    }
+}
+
+fn covariance_type(name: &str) -> PyResult<CovarianceType> {
+    Ok(match name {
+        "full" => CovarianceType::Full,
+        "tied" => CovarianceType::Tied,
+        "diag" => CovarianceType::Diag,
+        "spherical" => CovarianceType::Spherical,
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "unknown covariance_type {other:?}"
+            )))
+        }
+    })
+}
+
+/// Covariances of `kind` from a numpy array of the matching rank.
+fn covariances(kind: CovarianceType, c: &Bound<'_, PyAny>) -> PyResult<Covariances> {
+    Ok(match kind {
+        CovarianceType::Full => {
+            Covariances::Full(c.extract::<PyReadonlyArray3<f64>>()?.as_array().to_owned())
+        }
+        CovarianceType::Tied => {
+            Covariances::Tied(c.extract::<PyReadonlyArray2<f64>>()?.as_array().to_owned())
+        }
+        CovarianceType::Diag => {
+            Covariances::Diag(c.extract::<PyReadonlyArray2<f64>>()?.as_array().to_owned())
+        }
+        CovarianceType::Spherical => {
+            Covariances::Spherical(c.extract::<PyReadonlyArray1<f64>>()?.as_array().to_owned())
+        }
+    })
+}
+
+fn covariances_out<'py>(py: Python<'py>, c: Covariances) -> Bound<'py, PyAny> {
+    match c {
+        Covariances::Full(a) => a.into_pyarray(py).into_any(),
+        Covariances::Tied(a) | Covariances::Diag(a) => a.into_pyarray(py).into_any(),
+        Covariances::Spherical(a) => a.into_pyarray(py).into_any(),
+    }
+}
+
+fn mixture(
+    kind: &str,
+    weights: PyReadonlyArray1<'_, f64>,
+    means: PyReadonlyArray2<'_, f64>,
+    covs: &Bound<'_, PyAny>,
+) -> PyResult<Mixture> {
+    let kind = covariance_type(kind)?;
+    Mixture::from_parameters(
+        weights.as_array().to_owned(),
+        means.as_array().to_owned(),
+        covariances(kind, covs)?,
+    )
+    .map_err(to_py)
+}
+
+/// Gaussian mixture by EM. `start` = (weights, means, covariances) starts EM from these
+/// parameters; `means_init` alone starts from these means.
+#[pyfunction]
+#[pyo3(signature = (x, n_components, covariance_type_name, tol, reg_covar, max_iter, n_init, init_params, start, means_init, seed, n_threads))]
+#[allow(clippy::too_many_arguments)]
+fn gmm_fit<'py>(
+    py: Python<'py>,
+    x: PyReadonlyArray2<'py, f64>,
+    n_components: usize,
+    covariance_type_name: &str,
+    tol: f64,
+    reg_covar: f64,
+    max_iter: usize,
+    n_init: usize,
+    init_params: &str,
+    start: Option<(
+        PyReadonlyArray1<'py, f64>,
+        PyReadonlyArray2<'py, f64>,
+        Bound<'py, PyAny>,
+    )>,
+    means_init: Option<PyReadonlyArray2<'py, f64>>,
+    seed: u64,
+    n_threads: usize,
+) -> PyResult<Bound<'py, PyDict>> {
+    let init =
+        match (start, means_init) {
+            (Some((w, m, c)), _) => GmmInit::WarmStart(Box::new(GaussianMixtureModel::from_mixture(
+                mixture(covariance_type_name, w, m, &c)?,
+            ))),
+            (None, Some(m)) => GmmInit::Means(m.as_array().to_owned()),
+            (None, None) => match init_params {
+                "kmeans" => GmmInit::KMeans,
+                "k-means++" => GmmInit::KMeansPlusPlus,
+                "random" => GmmInit::Random,
+                "random_from_data" => GmmInit::RandomFromData,
+                other => return Err(PyValueError::new_err(format!("unknown init_params {other:?}"))),
+            },
+        };
+    let est = GaussianMixture::new(n_components)
+        .covariance_type(covariance_type(covariance_type_name)?)
+        .tol(tol)
+        .reg_covar(reg_covar)
+        .max_iter(max_iter)
+        .n_init(n_init)
+        .init(init)
+        .seed(seed);
+    let v = x.as_array();
+    let m = run(py, n_threads, |p| est.progress(p).fit(&v))?;
+    let mix = m.mixture;
+    out(
+        py,
+        vec![
+            ("weights", mix.weights.into_pyarray(py).into_any()),
+            ("means", arr2(py, mix.means)),
+            ("covariances", covariances_out(py, mix.covariances)),
+            (
+                "precisions_cholesky",
+                covariances_out(py, mix.precisions_cholesky),
+            ),
+            ("labels", arr1(py, m.labels)),
+            ("lower_bound", val(py, m.lower_bound)?),
+            ("lower_bounds", arr1(py, m.lower_bounds)),
+            ("n_iter", val(py, m.n_iter)?),
+            ("converged", val(py, m.converged)?),
+        ],
+    )
+}
+
+/// Posterior probabilities (n × k) and log-likelihood of each point under a mixture.
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+fn gmm_e_step<'py>(
+    py: Python<'py>,
+    x: PyReadonlyArray2<'py, f64>,
+    covariance_type_name: &str,
+    weights: PyReadonlyArray1<'py, f64>,
+    means: PyReadonlyArray2<'py, f64>,
+    covs: Bound<'py, PyAny>,
+    n_threads: usize,
+) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
+    let model = GaussianMixtureModel::from_mixture(mixture(covariance_type_name, weights, means, &covs)?);
+    let v = x.as_array();
+    let (proba, scores) = run(py, n_threads, |_| {
+        Ok((model.predict_proba(v)?, model.score_samples(v)?))
+    })?;
+    Ok((arr2(py, proba), scores.into_pyarray(py).into_any()))
+}
+
+/// Which k-medoids algorithm a `method` name runs.
+enum Medoids {
+    Swap(KMedoids),
+    Clara(Clara),
+    Clarans(Clarans),
+}
+
+impl Medoids {
+    fn fit<D>(self, d: &D, p: ProgressFn) -> clustr::Result<KMedoidsModel<f64>>
+    where
+        D: Dissimilarity,
+        D::Value: KValue<Loss = f64>,
+    {
+        match self {
+            Medoids::Swap(e) => e.progress(p).fit(d),
+            Medoids::Clara(e) => e.progress(p).fit(d),
+            Medoids::Clarans(e) => e.progress(p).fit(d),
+        }
+    }
+}
+
+/// k-medoids on points under `metric_name`, or on a precomputed square matrix.
+#[pyfunction]
+#[pyo3(signature = (x, n_clusters, method, metric_name, init, medoids_init, max_iter, seed, samples, sample_size, numlocal, maxneighbor, n_threads))]
+#[allow(clippy::too_many_arguments)]
+fn kmedoids_fit<'py>(
+    py: Python<'py>,
+    x: Points<'py>,
+    n_clusters: usize,
+    method: &str,
+    metric_name: &str,
+    init: Option<&str>,
+    medoids_init: Option<Vec<usize>>,
+    max_iter: usize,
+    seed: u64,
+    samples: usize,
+    sample_size: Option<usize>,
+    numlocal: usize,
+    maxneighbor: Option<f64>,
+    n_threads: usize,
+) -> PyResult<Bound<'py, PyDict>> {
+    let k = n_clusters;
+    let est = match method {
+        "pam" | "fastpam1" | "fastpam2" | "fasterpam" | "alternating" => {
+            let mut e = match method {
+                "pam" => KMedoids::pam(k),
+                "fastpam1" => KMedoids::fastpam1(k),
+                "fastpam2" => KMedoids::fastpam2(k),
+                "fasterpam" => KMedoids::fasterpam(k),
+                _ => KMedoids::alternating(k),
+            }
+            .seed(seed)
+            .max_iter(max_iter);
+            match (medoids_init, init) {
+                (Some(m), _) => e = e.init(Init::Given(m)),
+                (None, Some(name)) => e = e.init(name.parse().map_err(to_py)?),
+                // The method's own default: BUILD for PAM and FastPAM1, random otherwise.
+                (None, None) => {}
+            }
+            Medoids::Swap(e)
+        }
+        "clara" | "fastclara" | "fasterclara" => {
+            let mut e = match method {
+                "clara" => Clara::new(k),
+                "fastclara" => Clara::fastclara(k),
+                _ => Clara::fasterclara(k),
+            }
+            .samples(samples)
+            .max_iter(max_iter)
+            .seed(seed);
+            if let Some(s) = sample_size {
+                e = e.sample_size(s);
+            }
+            Medoids::Clara(e)
+        }
+        "clarans" | "fastclarans" => {
+            let mut e = if method == "clarans" {
+                Clarans::new(k)
+            } else {
+                Clarans::fastclarans(k)
+            };
+            if let Some(m) = maxneighbor {
+                e = e.maxneighbor(m);
+            }
+            Medoids::Clarans(e.numlocal(numlocal).seed(seed))
+        }
+        other => return Err(PyValueError::new_err(format!("unknown method {other:?}"))),
+    };
+    let model = with_points!(x, v => {
+        if metric_name == "precomputed" {
+            run(py, n_threads, |p| est.fit(&DenseMatrix::new(v)?, p))?
+        } else {
+            let m = metric(metric_name)?;
+            run(py, n_threads, |p| {
+                clustr::data::validate::check_points(v)?;
+                match est {
+                    // The swap methods read each dissimilarity many times: one n × n matrix.
+                    Medoids::Swap(_) => est.fit(&DenseMatrix::from_points(v, &m, &CpuBackend::default())?, p),
+                    // The sampling methods need O(n·k) of them: computed when needed.
+                    _ => est.fit(&OnTheFly::new(v, m)?, p),
+                }
+            })?
+        }
+    });
+    out(
+        py,
+        vec![
+            ("medoid_indices", arr1(py, indices(&model.medoids))),
+            ("initial_medoids", arr1(py, indices(&model.initial_medoids))),
+            ("labels", arr1(py, model.labels)),
+            ("inertia", val(py, model.loss)?),
+            ("n_iter", val(py, model.n_iter)?),
+            ("n_swaps", val(py, model.n_swaps)?),
+            ("converged", val(py, model.converged)?),
+        ],
+    )
+}
+
+/// DBSCAN.
+#[pyfunction]
+#[pyo3(signature = (x, eps, min_samples, metric_name, algorithm, sample_weight, n_threads))]
+#[allow(clippy::too_many_arguments)]
+fn dbscan_fit<'py>(
+    py: Python<'py>,
+    x: Points<'py>,
+    eps: f64,
+    min_samples: usize,
+    metric_name: &str,
+    algorithm: &str,
+    sample_weight: Option<Vec<f64>>,
+    n_threads: usize,
+) -> PyResult<Bound<'py, PyDict>> {
+    let mut est = Dbscan::new(eps)
+        .min_samples(min_samples)
+        .metric(metric(metric_name)?)
+        .index(index(algorithm)?);
+    if let Some(w) = sample_weight {
+        est = est.sample_weight(w);
+    }
+    let m = with_points!(x, v => run(py, n_threads, |_| est.fit(&v))?);
+    out(
+        py,
+        vec![
+            ("labels", arr1(py, m.labels)),
+            ("core_sample_indices", arr1(py, indices(&m.core_sample_indices))),
+        ],
+    )
+}
+
+/// OPTICS.
+#[pyfunction]
+#[pyo3(signature = (x, min_samples, max_eps, metric_name, cluster_method, eps, xi, predecessor_correction, min_cluster_size, algorithm, n_threads))]
+#[allow(clippy::too_many_arguments)]
+fn optics_fit<'py>(
+    py: Python<'py>,
+    x: Points<'py>,
+    min_samples: usize,
+    max_eps: f64,
+    metric_name: &str,
+    cluster_method: &str,
+    eps: Option<f64>,
+    xi: f64,
+    predecessor_correction: bool,
+    min_cluster_size: Option<usize>,
+    algorithm: &str,
+    n_threads: usize,
+) -> PyResult<Bound<'py, PyDict>> {
+    let extraction = match cluster_method {
+        "xi" => Extraction::Xi(xi),
+        "dbscan" => Extraction::Dbscan(eps.unwrap_or(max_eps)),
+        other => return Err(PyValueError::new_err(format!("unknown cluster_method {other:?}"))),
+    };
+    let mut est = Optics::new(min_samples)
+        .max_eps(max_eps)
+        .metric(metric(metric_name)?)
+        .index(index(algorithm)?)
+        .extraction(extraction)
+        .predecessor_correction(predecessor_correction);
+    if let Some(m) = min_cluster_size {
+        est = est.min_cluster_size(m);
+    }
+    let m = with_points!(x, v => run(py, n_threads, |_| est.fit(&v))?);
+    let hierarchy = Array2::from_shape_fn((m.clusters.len(), 2), |(i, j)| {
+        let (a, b) = m.clusters[i];
+        if j == 0 {
+            a as i64
+        } else {
+            b as i64
+        }
+    });
+    out(
+        py,
+        vec![
+            ("ordering", arr1(py, indices(&m.ordering))),
+            ("reachability", arr1(py, m.reachability)),
+            ("core_distances", arr1(py, m.core_distances)),
+            ("predecessor", arr1(py, m.predecessor)),
+            ("labels", arr1(py, m.labels)),
+            ("cluster_hierarchy", arr2(py, hierarchy)),
+        ],
+    )
+}
+
+fn power_init(init: &str) -> PyResult<PowerInit> {
+    Ok(match init {
+        "k-means++" => PowerInit::KMeansPlusPlus,
+        "random" => PowerInit::Random,
+        other => return Err(PyValueError::new_err(format!("unknown init {other:?}"))),
+    })
+}
+
+/// The annealing schedule: clustr's default for the method, with the values given.
+fn schedule(base: Schedule, s0: Option<f64>, eta: f64, max_iter: usize, tol: f64) -> Schedule {
+    Schedule {
+        s0: s0.unwrap_or(base.s0),
+        eta,
+        max_iter,
+        tol,
+        ..base
+    }
+}
+
+/// Power k-means on the points' coordinates.
+#[pyfunction]
+#[pyo3(signature = (x, n_clusters, s0, eta, max_iter, tol, n_init, init, seed, n_threads))]
+#[allow(clippy::too_many_arguments)]
+fn power_kmeans_fit<'py>(
+    py: Python<'py>,
+    x: Points<'py>,
+    n_clusters: usize,
+    s0: Option<f64>,
+    eta: f64,
+    max_iter: usize,
+    tol: f64,
+    n_init: usize,
+    init: &str,
+    seed: u64,
+    n_threads: usize,
+) -> PyResult<Bound<'py, PyDict>> {
+    let base = PowerKMeans::new(n_clusters);
+    let sched = schedule(base.schedule, s0, eta, max_iter, tol);
+    let est = base
+        .schedule(sched)
+        .n_init(n_init)
+        .init(power_init(init)?)
+        .seed(seed);
+    with_points!(x, v => {
+        let m = run(py, n_threads, |p| est.progress(p).fit(&v))?;
+        out(py, vec![
+            ("cluster_centers", arr2(py, m.centers)),
+            ("labels", arr1(py, m.fit.labels)),
+            ("objective", val(py, m.fit.objective)?),
+            ("n_iter", val(py, m.fit.n_iter)?),
+            ("converged", val(py, m.fit.converged)?),
+            ("s", val(py, m.fit.s)?),
+        ])
+    })
+}
+
+fn bandwidth(sigma: Option<f64>) -> Bandwidth {
+    sigma.map_or(Bandwidth::Median, Bandwidth::Given)
+}
+
+/// Kernel power k-means on random Fourier features of a Gaussian kernel.
+#[pyfunction]
+#[pyo3(signature = (x, n_clusters, n_components, sigma, s0, eta, max_iter, tol, n_init, init, seed, n_threads))]
+#[allow(clippy::too_many_arguments)]
+fn rff_kpkm_fit<'py>(
+    py: Python<'py>,
+    x: Points<'py>,
+    n_clusters: usize,
+    n_components: usize,
+    sigma: Option<f64>,
+    s0: Option<f64>,
+    eta: f64,
+    max_iter: usize,
+    tol: f64,
+    n_init: usize,
+    init: &str,
+    seed: u64,
+    n_threads: usize,
+) -> PyResult<Bound<'py, PyDict>> {
+    let base = RffKpkm::new(n_clusters);
+    let sched = schedule(base.schedule, s0, eta, max_iter, tol);
+    let est = base
+        .schedule(sched)
+        .n_features(n_components)
+        .bandwidth(bandwidth(sigma))
+        .n_init(n_init)
+        .init(power_init(init)?)
+        .seed(seed);
+    with_points!(x, v => {
+        let m = run(py, n_threads, |p| est.progress(p).fit(&v))?;
+        let f = m.features;
+        out(py, vec![
+            ("cluster_centers", arr2(py, m.power.centers)),
+            ("labels", arr1(py, m.power.fit.labels)),
+            ("random_weights", arr2(py, f.omega)),
+            ("random_offset", f.offset.into_pyarray(py).into_any()),
+            ("sigma", val(py, f.sigma)?),
+            ("objective", val(py, m.power.fit.objective)?),
+            ("n_iter", val(py, m.power.fit.n_iter)?),
+            ("converged", val(py, m.power.fit.converged)?),
+        ])
+    })
+}
+
+/// The random Fourier features of points under a fitted map.
+#[pyfunction]
+fn rff_transform<'py>(
+    py: Python<'py>,
+    x: Points<'py>,
+    random_weights: PyReadonlyArray2<'py, f64>,
+    random_offset: PyReadonlyArray1<'py, f64>,
+    sigma: f64,
+    n_threads: usize,
+) -> PyResult<Bound<'py, PyAny>> {
+    let map = RandomFourierFeatures {
+        omega: random_weights.as_array().to_owned(),
+        offset: random_offset.as_array().to_owned(),
+        sigma,
+    };
+    with_points!(x, v => Ok(arr2(py, run(py, n_threads, |_| map.transform(v))?)))
+}
+
+/// IP-RFF-MKPKM: several Gaussian kernels, optionally with possibilistic typicalities.
+#[pyfunction]
+#[pyo3(signature = (x, n_clusters, n_components, sigma_factors, sigmas, possibilistic, m_p, s0, eta, max_iter, tol, n_init, init, seed, n_threads))]
+#[allow(clippy::too_many_arguments)]
+fn ip_rff_mkpkm_fit<'py>(
+    py: Python<'py>,
+    x: Points<'py>,
+    n_clusters: usize,
+    n_components: usize,
+    sigma_factors: Option<Vec<f64>>,
+    sigmas: Option<Vec<f64>>,
+    possibilistic: bool,
+    m_p: f64,
+    s0: Option<f64>,
+    eta: f64,
+    max_iter: usize,
+    tol: f64,
+    n_init: usize,
+    init: &str,
+    seed: u64,
+    n_threads: usize,
+) -> PyResult<Bound<'py, PyDict>> {
+    let base = IpRffMkpkm::new(n_clusters);
+    let sched = schedule(base.schedule, s0, eta, max_iter, tol);
+    let mut est = base
+        .schedule(sched)
+        .n_features(n_components)
+        .possibilistic(possibilistic)
+        .m_p(m_p)
+        .n_init(n_init)
+        .init(power_init(init)?)
+        .seed(seed);
+    if let Some(f) = sigma_factors {
+        est = est.sigma_factors(f);
+    }
+    if let Some(s) = sigmas {
+        est = est.sigmas(s);
+    }
+    with_points!(x, v => {
+        let m = run(py, n_threads, |p| est.progress(p).fit(&v))?;
+        let typicality = m.typicality();
+        let sigmas: Vec<f64> = m.features.iter().map(|f| f.sigma).collect();
+        out(py, vec![
+            ("labels", arr1(py, m.labels)),
+            ("kernel_weights", arr1(py, m.kernel_weights)),
+            ("sigmas", arr1(py, sigmas)),
+            ("typicality", arr1(py, typicality)),
+            ("typicalities", arr2(py, m.typicalities)),
+            ("objective", val(py, m.objective)?),
+            ("n_iter", val(py, m.n_iter)?),
+            ("converged", val(py, m.converged)?),
+        ])
+    })
+}
+
+/// Sets the memory limit of every later fit (bytes; `None`: clustr's default, half the
+/// machine's memory). Fits above it raise `MemoryError` with the estimate before allocating.
+#[pyfunction]
+#[pyo3(signature = (limit))]
+fn set_max_memory(limit: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+    let bytes = match limit {
+        None => None,
+        Some(v) => match v.extract::<u64>() {
+            Ok(b) => Some(b),
+            Err(_) => Some(clustr::memory::parse_size(&v.extract::<String>()?).map_err(to_py)?),
+        },
+    };
+    clustr::memory::set_max_memory(bytes);
+    Ok(())
+}
+
+/// The memory limit now in force, in bytes.
+#[pyfunction]
+fn max_memory() -> u64 {
+    clustr::memory::max_memory()
+}
+
+#[pymodule]
+fn _clustr(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(kmeans_fit, m)?)?;
+    m.add_function(wrap_pyfunction!(minibatch_kmeans_fit, m)?)?;
+    m.add_function(wrap_pyfunction!(nearest, m)?)?;
+    m.add_function(wrap_pyfunction!(pairwise, m)?)?;
+    m.add_function(wrap_pyfunction!(gmm_fit, m)?)?;
+    m.add_function(wrap_pyfunction!(gmm_e_step, m)?)?;
+    m.add_function(wrap_pyfunction!(kmedoids_fit, m)?)?;
+    m.add_function(wrap_pyfunction!(dbscan_fit, m)?)?;
+    m.add_function(wrap_pyfunction!(optics_fit, m)?)?;
+    m.add_function(wrap_pyfunction!(power_kmeans_fit, m)?)?;
+    m.add_function(wrap_pyfunction!(rff_kpkm_fit, m)?)?;
+    m.add_function(wrap_pyfunction!(rff_transform, m)?)?;
+    m.add_function(wrap_pyfunction!(ip_rff_mkpkm_fit, m)?)?;
+    m.add_function(wrap_pyfunction!(set_max_memory, m)?)?;
+    m.add_function(wrap_pyfunction!(max_memory, m)?)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

@@ -1,0 +1,136 @@
+"""Equality with scikit-learn and kmedoids from the same start, on the same data."""
+
+import numpy as np
+import pytest
+import sklearn.cluster as skc
+import sklearn.mixture as skm
+from sklearn.datasets import load_iris, make_blobs
+
+import clustr
+
+
+@pytest.fixture(scope="module")
+def blobs():
+    X, _ = make_blobs(n_samples=600, centers=5, cluster_std=1.5, n_features=3, random_state=1)
+    return X
+
+
+@pytest.mark.parametrize("algorithm", ["lloyd", "elkan", "hamerly", "auto"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_kmeans_equals_sklearn_from_the_same_centres(blobs, algorithm, dtype):
+    X = blobs.astype(dtype)
+    init = X[np.random.RandomState(3).choice(len(X), 5, replace=False)].astype(np.float64)
+    ref = skc.KMeans(5, init=init, n_init=1, algorithm="lloyd", tol=1e-4, max_iter=300).fit(X)
+    ours = clustr.KMeans(5, init=init, algorithm=algorithm, tol=1e-4, max_iter=300).fit(X)
+    np.testing.assert_array_equal(ours.labels_, ref.labels_)
+    assert ours.inertia_ == pytest.approx(ref.inertia_, rel=1e-9 if dtype == np.float64 else 1e-5)
+    np.testing.assert_allclose(ours.cluster_centers_, ref.cluster_centers_, rtol=1e-5, atol=1e-5)
+    np.testing.assert_array_equal(ours.predict(X), ref.predict(X))
+    np.testing.assert_allclose(ours.transform(X[:50]), ref.transform(X[:50]), rtol=1e-5, atol=1e-5)
+    assert ours.score(X) == pytest.approx(ref.score(X), rel=1e-5)
+
+
+@pytest.mark.parametrize("covariance_type", ["full", "tied", "diag", "spherical"])
+def test_gmm_log_likelihood_equals_sklearn_from_the_same_start(blobs, covariance_type):
+    start = skm.GaussianMixture(5, covariance_type=covariance_type, max_iter=1, random_state=0).fit(blobs)
+    params = dict(
+        weights_init=start.weights_, means_init=start.means_, precisions_init=start.precisions_,
+        covariance_type=covariance_type, tol=1e-6, max_iter=200,
+    )
+    ref = skm.GaussianMixture(5, **params).fit(blobs)
+    ours = clustr.GaussianMixture(5, **params).fit(blobs)
+    assert ours.n_iter_ == ref.n_iter_
+    assert ours.lower_bound_ == pytest.approx(ref.lower_bound_, rel=1e-9)
+    assert ours.score(blobs) == pytest.approx(ref.score(blobs), rel=1e-9)
+    np.testing.assert_allclose(ours.score_samples(blobs), ref.score_samples(blobs), rtol=1e-8, atol=1e-8)
+    np.testing.assert_allclose(ours.predict_proba(blobs), ref.predict_proba(blobs), atol=1e-8)
+    np.testing.assert_allclose(ours.means_, ref.means_, rtol=1e-7, atol=1e-9)
+    np.testing.assert_allclose(ours.precisions_, ref.precisions_, rtol=1e-6, atol=1e-9)
+    assert ours.bic(blobs) == pytest.approx(ref.bic(blobs), rel=1e-9)
+
+
+@pytest.mark.parametrize("metric", ["euclidean", "manhattan", "cosine"])
+def test_dbscan_labels_equal_sklearn(metric):
+    X, _ = make_blobs(n_samples=1500, centers=6, cluster_std=0.9, random_state=7)
+    eps = {"euclidean": 0.4, "manhattan": 0.5, "cosine": 0.002}[metric]
+    ref = skc.DBSCAN(eps=eps, min_samples=8, metric=metric).fit(X)
+    ours = clustr.DBSCAN(eps=eps, min_samples=8, metric=metric).fit(X)
+    np.testing.assert_array_equal(ours.labels_, ref.labels_)
+    np.testing.assert_array_equal(ours.core_sample_indices_, ref.core_sample_indices_)
+
+
+def test_dbscan_sample_weight_equals_sklearn():
+    X, _ = make_blobs(n_samples=800, centers=4, random_state=2)
+    w = np.random.RandomState(0).randint(0, 4, size=len(X)).astype(float)
+    ref = skc.DBSCAN(eps=0.5, min_samples=10).fit(X, sample_weight=w)
+    ours = clustr.DBSCAN(eps=0.5, min_samples=10).fit(X, sample_weight=w)
+    np.testing.assert_array_equal(ours.labels_, ref.labels_)
+
+
+@pytest.mark.parametrize("cluster_method", ["xi", "dbscan"])
+def test_optics_equals_sklearn(cluster_method):
+    X, _ = make_blobs(n_samples=700, centers=4, cluster_std=[0.5, 1.0, 1.5, 0.7], random_state=4)
+    kw = dict(min_samples=10, cluster_method=cluster_method, eps=0.8 if cluster_method == "dbscan" else None)
+    ref = skc.OPTICS(**kw).fit(X)
+    ours = clustr.OPTICS(**kw).fit(X)
+    np.testing.assert_array_equal(ours.ordering_, ref.ordering_)
+    np.testing.assert_allclose(ours.reachability_, ref.reachability_, rtol=1e-12)
+    np.testing.assert_allclose(ours.core_distances_, ref.core_distances_, rtol=1e-12)
+    np.testing.assert_array_equal(ours.predecessor_, ref.predecessor_)
+    np.testing.assert_array_equal(ours.labels_, ref.labels_)
+
+
+@pytest.mark.parametrize("method", ["fasterpam", "fastpam1", "pam"])
+def test_kmedoids_equals_the_kmedoids_package(blobs, method):
+    kmedoids = pytest.importorskip("kmedoids")
+    from sklearn.metrics import pairwise_distances
+
+    D = pairwise_distances(blobs)
+    medoids = [3, 50, 100, 200, 400]
+    ref = {
+        "fasterpam": kmedoids.fasterpam,
+        "fastpam1": kmedoids.fastpam1,
+        "pam": kmedoids.pam,
+    }[method](D, np.array(medoids), max_iter=100)
+    ours = clustr.KMedoids(5, metric="precomputed", method=method, init=medoids).fit(D)
+    assert ours.inertia_ == pytest.approx(ref.loss, rel=1e-12)
+    np.testing.assert_array_equal(np.sort(ours.medoid_indices_), np.sort(ref.medoids))
+    np.testing.assert_array_equal(ours.medoid_indices_, ref.medoids)
+    np.testing.assert_array_equal(ours.labels_, ref.labels)
+    # The same from points, the matrix computed by clustr.
+    points = clustr.KMedoids(5, method=method, init=medoids).fit(blobs)
+    np.testing.assert_array_equal(points.medoid_indices_, ref.medoids)
+    assert points.inertia_ == pytest.approx(ref.loss, rel=1e-9)
+
+
+def test_kmedoids_predicts_new_points_to_the_nearest_medoid(blobs):
+    km = clustr.KMedoids(5, method="fasterclara", random_state=0).fit(blobs[:500])
+    new = blobs[500:]
+    d = np.linalg.norm(new[:, None, :] - km.cluster_centers_[None, :, :], axis=2)
+    np.testing.assert_array_equal(km.predict(new), np.argmin(d, axis=1))
+    np.testing.assert_allclose(km.transform(new), d, rtol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda t: clustr.KMeans(4, random_state=1, n_threads=t),
+        lambda t: clustr.GaussianMixture(4, random_state=1, n_threads=t),
+        lambda t: clustr.KMedoids(4, random_state=1, n_threads=t),
+        lambda t: clustr.KMedoids(4, method="fasterclara", random_state=1, n_threads=t),
+        lambda t: clustr.OPTICS(min_samples=8, n_threads=t),
+        lambda t: clustr.PowerKMeans(4, random_state=1, n_threads=t),
+        lambda t: clustr.RffKpkm(4, n_components=100, random_state=1, n_threads=t),
+    ],
+)
+def test_same_result_for_any_thread_count(blobs, make):
+    one = make(1).fit_predict(blobs)
+    for t in (2, 3, None):
+        np.testing.assert_array_equal(make(t).fit_predict(blobs), one)
+
+
+def test_iris_runs_end_to_end():
+    X = load_iris().data
+    for est in [clustr.KMeans(3, random_state=0), clustr.KMedoids(3, random_state=0), clustr.GaussianMixture(3, random_state=0)]:
+        labels = est.fit_predict(X)
+        assert sorted(np.unique(labels)) == [0, 1, 2]

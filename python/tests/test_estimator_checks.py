@@ -1,0 +1,32 @@
+"""scikit-learn's own estimator checks on every clustr estimator; the only checks allowed to
+fail are those `clustr.expected_failed_checks` declares, with its reason."""
+
+import clustr
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+ESTIMATORS = [
+    clustr.KMeans(3, random_state=0),
+    clustr.KMeans(3, algorithm="elkan", random_state=0),
+    clustr.MiniBatchKMeans(3, random_state=0),
+    clustr.GaussianMixture(2, random_state=0),
+    clustr.GaussianMixture(2, covariance_type="diag", random_state=0),
+    *[
+        clustr.KMedoids(3, method=m, random_state=0)
+        for m in [
+            "pam", "fastpam1", "fastpam2", "fasterpam", "alternating",
+            "clara", "fastclara", "fasterclara", "clarans", "fastclarans",
+        ]
+    ],
+    clustr.KMedoids(3, metric="precomputed", random_state=0),
+    clustr.KMedoids(3, metric="manhattan", random_state=0),
+    clustr.DBSCAN(),
+    clustr.OPTICS(),
+    clustr.PowerKMeans(3, random_state=0),
+    clustr.RffKpkm(3, n_components=50, random_state=0),
+    clustr.IpRffMkpkm(3, n_components=50, n_init=2, random_state=0),
+]
+
+
+@parametrize_with_checks(ESTIMATORS, expected_failed_checks=clustr.expected_failed_checks)
+def test_sklearn_estimator_checks(estimator, check):
+    check(estimator)
