@@ -5,7 +5,8 @@ the same fit by the CLI (`--json` fit seconds), which should be within 10 %.
 
     cargo build --release && pip install ./python   # into a venv with the references
     pip install -r python/tests/requirements.txt
-    python paper-repro/python_vs_peers.py --threads 2 --out paper-repro/results/python_vs_peers.md
+    python paper-repro/python_vs_peers.py --threads 2 --out paper-repro/results/python_vs_peers.md \
+        [--sklearn-extra-python VENV/bin/python]   # a venv with scikit-learn-extra, numpy<2, scikit-learn<1.6
 
 Times: median (min–max) of --repeats runs. Peak memory: the process's high-water mark (VmHWM)
 reset before each call through /proc/self/clear_refs, minus the resident size before it, so
@@ -16,6 +17,7 @@ fixed eps; the first n above the budget is not run, and the table says so).
 import argparse
 import importlib.metadata
 import json
+import os
 import statistics
 import subprocess
 import tempfile
@@ -39,6 +41,7 @@ ap.add_argument("--repeats", type=int, default=5)
 ap.add_argument("--dbscan-n", type=int, nargs="+", default=[25_000, 50_000, 100_000, 200_000, 400_000])
 ap.add_argument("--dbscan-repeats", type=int, default=3)
 ap.add_argument("--sklearn-budget-gb", type=float, default=6.0)
+ap.add_argument("--sklearn-extra-python", help="an interpreter with scikit-learn-extra (numpy < 2)")
 ap.add_argument("--clustr", default=str(Path(__file__).resolve().parents[1] / "target/release/clustr"))
 ap.add_argument("--out")
 args = ap.parse_args()
@@ -133,14 +136,31 @@ with threadpool_limits(limits=T), tempfile.TemporaryDirectory() as tmp:
     X, _ = make_blobs(200_000, 8, centers=20, cluster_std=2.0, random_state=3)
     ours, a, pa = measured(lambda: clustr.KMedoids(20, method="fasterclara", random_state=0, n_threads=T).fit(X),
                            args.repeats)
-    try:
-        from sklearn_extra.cluster import CLARA
-
-        ref, b, pb = measured(lambda: CLARA(20, random_state=0).fit(X), args.repeats)
-        rows.append(("CLARA 200,000 × 8, k = 20", "scikit-learn-extra CLARA", a, b, pa, pb, ""))
-    except Exception as e:  # not installable with this scikit-learn, or fails at this n
-        notes.append(f"scikit-learn-extra CLARA: {type(e).__name__}: {str(e)[:160]} — clustr FasterCLARA "
-                     f"on 200,000 × 8, k = 20: {fmt(a)} s, peak +{pa:.0f} MiB.")
+    if args.sklearn_extra_python:
+        # scikit-learn-extra 0.3.0 needs numpy < 2 and scikit-learn < 1.6, so it cannot share
+        # this process; it runs in its own interpreter on the same data (time and peak from there).
+        xp = Path(tmp) / "clara.npy"
+        np.save(xp, X)
+        child = (
+            "import json, resource, sys, time, numpy as np\n"
+            "from sklearn_extra.cluster import CLARA\n"
+            f"X = np.load({str(xp)!r}); secs = []\n"
+            f"for _ in range({args.repeats}):\n"
+            "    t0 = time.perf_counter(); m = CLARA(20, random_state=0).fit(X); secs.append(time.perf_counter() - t0)\n"
+            "print(json.dumps({'secs': secs, 'peak': resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,\n"
+            "                  'inertia': float(m.inertia_)}))\n"
+        )
+        try:
+            r = json.loads(subprocess.run([args.sklearn_extra_python, "-c", child], check=True, capture_output=True,
+                                          text=True, env={**os.environ, "OMP_NUM_THREADS": str(T), "OPENBLAS_NUM_THREADS": str(T)}).stdout)
+            rows.append(("CLARA-type 200,000 × 8, k = 20", "scikit-learn-extra 0.3.0 CLARA (own process, numpy 1)",
+                         a, r["secs"], pa, r["peak"],
+                         f"loss {ours.inertia_:.1f} / {r['inertia']:.1f}; peer peak is its whole process"))
+        except subprocess.CalledProcessError as e:
+            notes.append(f"scikit-learn-extra CLARA failed: {e.stderr.strip().splitlines()[-1][:200]}")
+    else:
+        notes.append(f"scikit-learn-extra is not installable beside numpy 2 and scikit-learn >= 1.6 (give "
+                     f"--sklearn-extra-python); clustr FasterCLARA on 200,000 × 8, k = 20: {fmt(a)} s.")
     _, py, _ = measured(lambda: clustr.KMedoids(20, method="fasterclara", random_state=3, n_threads=T).fit(X),
                         args.repeats)
     cli_rows.append(("KMedoids fasterclara 200,000 × 8, k = 20", py,

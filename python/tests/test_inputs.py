@@ -141,3 +141,15 @@ def test_ctrl_c_interrupts_a_long_fit_within_a_second():
     timer.cancel()
     assert waited < 1.0, f"the fit stopped {waited:.2f} s after Ctrl-C"
     assert not hasattr(est, "weights_")
+
+
+def test_c_contiguous_float_arrays_reach_rust_without_a_copy():
+    from clustr._base import points
+
+    for dtype in (np.float32, np.float64):
+        A = np.ascontiguousarray(X, dtype=dtype)
+        validated = points(clustr.KMeans(3), A, reset=True)
+        assert validated.dtype == dtype and np.shares_memory(validated, A)
+    # Other layouts and types are converted once, to float64 C order.
+    validated = points(clustr.KMeans(3), np.asfortranarray(X.astype(np.int32)), reset=True)
+    assert validated.dtype == np.float64 and validated.flags.c_contiguous
