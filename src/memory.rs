@@ -8,8 +8,11 @@
 //! sums); constant overheads are ignored. DBSCAN and OPTICS query neighbourhoods one point at
 //! a time without storing them, so their estimate is the index and the per-point arrays.
 //!
-//! The limit is process-wide: 80% of the memory the system reports as available, unless set
-//! with [`set_max_memory`] (the CLI's `--max-memory`).
+//! The limit is process-wide: 80% of the memory the process may still take, unless set with
+//! [`set_max_memory`] (the CLI's `--max-memory`). What it may take is the system's available
+//! memory, or less where the process's control group has a memory limit (cgroup v2
+//! `memory.max`, v1 `memory.limit_in_bytes`): a container, a Slurm job or a systemd unit,
+//! where going over the limit is a kill, not an error.
 
 use crate::error::{Error, Result};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -25,30 +28,78 @@ pub trait MemoryEstimate {
 /// 0 = not set (use the available memory).
 static MAX_MEMORY: AtomicU64 = AtomicU64::new(0);
 
-/// Sets the process-wide limit (`None` = 80% of the available memory).
+/// Sets the process-wide limit (`None` = 80% of the memory the process may still take).
 pub fn set_max_memory(bytes: Option<u64>) {
     MAX_MEMORY.store(bytes.map_or(0, |b| b.max(1)), Ordering::Relaxed);
 }
 
 /// The limit checked by every fit: the value set with [`set_max_memory`], else 80% of the
-/// memory the system reports as available (`MemAvailable` in /proc/meminfo), or 8 GiB where
-/// that cannot be read.
+/// memory the process may still take ([`room`]), or 8 GiB where neither the system nor the
+/// control group says.
 pub fn max_memory() -> u64 {
     match MAX_MEMORY.load(Ordering::Relaxed) {
-        0 => available(),
+        0 => room(&|p| std::fs::read_to_string(p).ok()).map_or(8 << 30, |b| b / 5 * 4),
         b => b,
     }
 }
 
-fn available() -> u64 {
-    let avail = std::fs::read_to_string("/proc/meminfo").ok().and_then(|s| {
+/// The memory this process may still take: the system's `MemAvailable`, and below it the
+/// room left in the innermost limited control group it belongs to (limit − usage, v2 or v1),
+/// read through `read` (a file's text, `None` when it cannot be read).
+fn room(read: &dyn Fn(&str) -> Option<String>) -> Option<u64> {
+    let available = read("/proc/meminfo").and_then(|s| {
         s.lines()
             .find(|l| l.starts_with("MemAvailable:"))
             .and_then(|l| l.split_whitespace().nth(1))
             .and_then(|kb| kb.parse::<u64>().ok())
-            .map(|kb| kb * 1024)
+            .map(|kb| kb.saturating_mul(1024))
     });
-    avail.map_or(8 << 30, |b| b / 5 * 4)
+    let cgroup = read("/proc/self/cgroup").and_then(|s| cgroup_room(&s, read));
+    match (available, cgroup) {
+        (Some(a), Some(c)) => Some(a.min(c)),
+        (a, c) => a.or(c),
+    }
+}
+
+/// The smallest room (limit − usage) over the control groups of `/proc/self/cgroup`'s
+/// memory lines and their parents; `None` when none is limited or readable.
+fn cgroup_room(self_cgroup: &str, read: &dyn Fn(&str) -> Option<String>) -> Option<u64> {
+    let number = |path: String| read(&path).and_then(|s| s.trim().parse::<u64>().ok());
+    let mut best: Option<u64> = None;
+    for line in self_cgroup.lines() {
+        let mut parts = line.splitn(3, ':');
+        let (Some(id), Some(controllers), Some(path)) = (parts.next(), parts.next(), parts.next()) else {
+            continue;
+        };
+        // v2: "0::/path" with memory.max ("max" = none); v1: "N:memory:/path".
+        let (root, limit_file, usage_file) = if id == "0" && controllers.is_empty() {
+            ("/sys/fs/cgroup", "memory.max", "memory.current")
+        } else if controllers.split(',').any(|c| c == "memory") {
+            (
+                "/sys/fs/cgroup/memory",
+                "memory.limit_in_bytes",
+                "memory.usage_in_bytes",
+            )
+        } else {
+            continue;
+        };
+        // The group and each of its parents (a limit on any of them applies).
+        let mut dir = path.trim_end_matches('/');
+        loop {
+            let base = format!("{root}{dir}");
+            // v1 says "no limit" with a huge number (the page-rounded i64::MAX), v2 with "max".
+            if let Some(limit) = number(format!("{base}/{limit_file}")).filter(|&l| l < 1 << 60) {
+                let used = number(format!("{base}/{usage_file}")).unwrap_or(0);
+                let room = limit.saturating_sub(used);
+                best = Some(best.map_or(room, |b| b.min(room)));
+            }
+            if dir.is_empty() {
+                break;
+            }
+            dir = &dir[..dir.rfind('/').unwrap_or(0)];
+        }
+    }
+    best
 }
 
 /// Returns [`Error::TooLarge`] when `needed` exceeds [`max_memory`]; `what` says what was to
@@ -137,6 +188,70 @@ pub fn parse_size(s: &str) -> Result<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A file system of given texts.
+    fn files(entries: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
+        let map: std::collections::HashMap<String, String> = entries
+            .iter()
+            .map(|(p, t)| (p.to_string(), t.to_string()))
+            .collect();
+        move |p: &str| map.get(p).cloned()
+    }
+
+    #[test]
+    fn the_room_is_the_smallest_of_the_system_and_the_limited_control_groups() {
+        let meminfo = "MemTotal: 32000000 kB\nMemAvailable:   20000000 kB\n";
+        // No control group limit: the system's available memory.
+        let v1_unlimited = files(&[
+            ("/proc/meminfo", meminfo),
+            ("/proc/self/cgroup", "4:memory:/job\n0::/\n"),
+            (
+                "/sys/fs/cgroup/memory/job/memory.limit_in_bytes",
+                "9223372036854771712\n",
+            ),
+            (
+                "/sys/fs/cgroup/memory/memory.limit_in_bytes",
+                "9223372036854771712\n",
+            ),
+        ]);
+        assert_eq!(room(&v1_unlimited), Some(20_000_000 * 1024));
+        // cgroup v2 (a container): memory.max − memory.current of the group.
+        let v2 = files(&[
+            ("/proc/meminfo", meminfo),
+            ("/proc/self/cgroup", "0::/user.slice/job\n"),
+            ("/sys/fs/cgroup/user.slice/job/memory.max", "4294967296\n"),
+            ("/sys/fs/cgroup/user.slice/job/memory.current", "1073741824\n"),
+            ("/sys/fs/cgroup/user.slice/memory.max", "max\n"),
+        ]);
+        assert_eq!(room(&v2), Some(3 << 30));
+        // A parent's limit applies too (a Slurm job's step inside the job's group), v1.
+        let v1_parent = files(&[
+            ("/proc/meminfo", meminfo),
+            ("/proc/self/cgroup", "7:memory:/slurm/uid_1/job_9/step_0\n"),
+            (
+                "/sys/fs/cgroup/memory/slurm/uid_1/job_9/step_0/memory.limit_in_bytes",
+                "9223372036854771712",
+            ),
+            (
+                "/sys/fs/cgroup/memory/slurm/uid_1/job_9/memory.limit_in_bytes",
+                "2147483648",
+            ),
+            (
+                "/sys/fs/cgroup/memory/slurm/uid_1/job_9/memory.usage_in_bytes",
+                "536870912",
+            ),
+        ]);
+        assert_eq!(room(&v1_parent), Some(1536 << 20));
+        // Nothing readable: no room known (the caller falls back to 8 GiB).
+        assert_eq!(room(&files(&[])), None);
+        // Usage above the limit leaves no room, not an underflow.
+        let over = files(&[
+            ("/proc/self/cgroup", "0::/\n"),
+            ("/sys/fs/cgroup/memory.max", "1000"),
+            ("/sys/fs/cgroup/memory.current", "5000"),
+        ]);
+        assert_eq!(room(&over), Some(0));
+    }
 
     #[test]
     fn sizes_parse() {

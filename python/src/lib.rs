@@ -867,8 +867,9 @@ fn ip_rff_mkpkm_fit<'py>(
     })
 }
 
-/// Sets the memory limit of every later fit (bytes; `None`: clustr's default, half the
-/// machine's memory). Fits above it raise `MemoryError` with the estimate before allocating.
+/// Sets the memory limit of every later fit (bytes or a size such as "4G"; `None`: clustr's
+/// default, 80% of the memory the process may still take, cgroup limits included). Fits above
+/// it raise `MemoryError` with the estimate before allocating.
 #[pyfunction]
 #[pyo3(signature = (limit))]
 fn set_max_memory(limit: Option<&Bound<'_, PyAny>>) -> PyResult<()> {

@@ -25,8 +25,9 @@ use std::process::ExitCode;
 struct Cli {
     #[command(subcommand)]
     command: Command,
-    /// Memory a run may use, such as 512M or 4G (default: 80% of the available memory); above
-    /// it a run stops before allocating, with its estimate and what to use instead.
+    /// Memory a run may use, such as 512M or 4G (default: 80% of the available memory, or of
+    /// the room left under a container's or job's cgroup memory limit); above it a run stops
+    /// before allocating, with its estimate and what to use instead.
     #[arg(long, global = true, value_parser = max_memory)]
     max_memory: Option<u64>,
     /// The first line of every CSV input is a header (default: it is one when all its cells
