@@ -13,7 +13,7 @@ use std::hint::black_box;
 use std::time::Duration;
 
 fn points(n: usize, d: usize, seed: u64) -> Array2<f32> {
-    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+    let mut rng = clustr::rng::SeededRng::seed_from_u64(seed);
     Array2::from_shape_fn((n, d), |(_, j)| {
         if d == 2 && j == 0 {
             rng.random_range(-60.0..60.0) // latitude-like, for haversine

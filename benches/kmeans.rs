@@ -23,7 +23,8 @@ fn kmeans(c: &mut Criterion) {
         .data;
     let mut g = c.benchmark_group("kmeans_n50000_d16");
     for k in [8, 64] {
-        let init = kmeans_plus_plus(x.view(), k, &mut rand::rngs::StdRng::seed_from_u64(k as u64)).unwrap();
+        let init =
+            kmeans_plus_plus(x.view(), k, &mut clustr::rng::SeededRng::seed_from_u64(k as u64)).unwrap();
         for alg in [Algorithm::Lloyd, Algorithm::Hamerly, Algorithm::Elkan] {
             let params = KMeans::new(k)
                 .init(KMeansInit::Given(init.clone()))

@@ -22,9 +22,10 @@
 use clustr::backend::cuda::{compile_kernels, CudaBackend};
 use clustr::kernel::{RffKpkm, Schedule};
 use clustr::kmedoids::KMedoids;
+use clustr::rng::SeededRng;
 use clustr::{AnyBackend, Backend, Clustering, CpuBackend, Fit, MetricKind};
 use ndarray::Array2;
-use rand::{rngs::StdRng, Rng, SeedableRng};
+use rand::{Rng, SeedableRng};
 use std::time::Instant;
 
 fn arg(name: &str) -> Option<String> {
@@ -35,7 +36,7 @@ fn arg(name: &str) -> Option<String> {
 }
 
 fn blobs(n: usize, d: usize, k: usize, seed: u64) -> Array2<f32> {
-    let mut rng = StdRng::seed_from_u64(seed);
+    let mut rng = SeededRng::seed_from_u64(seed);
     let centres: Vec<Vec<f32>> = (0..k)
         .map(|_| (0..d).map(|_| rng.random_range(-10.0..10.0)).collect())
         .collect();

@@ -120,7 +120,7 @@ fn indices(
         let kept_km = km.select(Axis(0), &keep);
         ch = calinski_harabasz(kept_km.view(), &kept_labels)?;
         db = davies_bouldin(kept_km.view(), &kept_labels)?;
-        let mut rng = rand::rngs::StdRng::seed_from_u64(0);
+        let mut rng = clustr::rng::SeededRng::seed_from_u64(0);
         let s: Vec<usize> = sample(&mut rng, keep.len(), keep.len().min(5000)).into_vec();
         let s_geo = geo.select(Axis(0), &s.iter().map(|&i| keep[i]).collect::<Vec<_>>());
         let s_labels: Vec<i64> = s.iter().map(|&i| kept_labels[i]).collect();

@@ -415,7 +415,7 @@ mod tests {
     #[test]
     fn reproducible_sums_do_not_depend_on_the_order() {
         use rand::{Rng, SeedableRng};
-        let mut rng = rand::rngs::StdRng::seed_from_u64(1);
+        let mut rng = crate::rng::SeededRng::seed_from_u64(1);
         let blocks: Vec<Vec<f64>> = (0..500)
             .map(|i| {
                 vec![

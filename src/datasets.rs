@@ -7,9 +7,9 @@
 use crate::data::csv::{parse_csv, CsvOptions, LabelColumn};
 use crate::error::{Error, Result};
 use crate::metric::EARTH_RADIUS_KM;
+use crate::rng::SeededRng;
 use crate::NOISE;
 use ndarray::Array2;
-use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use rand_distr::{Distribution, Normal, StandardNormal};
@@ -69,7 +69,7 @@ fn names(d: usize) -> Vec<String> {
     (0..d).map(|j| format!("x{j}")).collect()
 }
 
-fn shuffled(name: &str, data: Array2<f64>, target: Vec<i64>, rng: &mut StdRng) -> Dataset {
+fn shuffled(name: &str, data: Array2<f64>, target: Vec<i64>, rng: &mut SeededRng) -> Dataset {
     let mut order: Vec<usize> = (0..target.len()).collect();
     order.shuffle(rng);
     let d = data.ncols();
@@ -218,7 +218,7 @@ impl Blobs {
             ));
         }
         let d = self.n_features;
-        let mut rng = StdRng::seed_from_u64(self.seed);
+        let mut rng = SeededRng::seed_from_u64(self.seed);
         let centers = match &self.centers {
             Some(c) if c.dim() == (k, d) => c.clone(),
             Some(c) => {
@@ -290,7 +290,7 @@ pub fn moons(n: usize, noise: f64, seed: u64) -> Result<Dataset> {
     check_memory(n, 2)?;
     check_positive("noise", noise)?;
     let (n_out, n_in) = (n / 2, n - n / 2);
-    let mut rng = StdRng::seed_from_u64(seed);
+    let mut rng = SeededRng::seed_from_u64(seed);
     let mut pts: Vec<[f64; 2]> = linspace(0.0, std::f64::consts::PI, n_out, true)
         .map(|t| [t.cos(), t.sin()])
         .collect();
@@ -311,7 +311,7 @@ pub fn circles(n: usize, noise: f64, factor: f64, seed: u64) -> Result<Dataset> 
         return Err(Error::param("factor", factor, "must be in (0, 1)"));
     }
     let (n_out, n_in) = (n / 2, n - n / 2);
-    let mut rng = StdRng::seed_from_u64(seed);
+    let mut rng = SeededRng::seed_from_u64(seed);
     let tau = std::f64::consts::TAU;
     let mut pts: Vec<[f64; 2]> = linspace(0.0, tau, n_out, false)
         .map(|t| [t.cos(), t.sin()])
@@ -323,7 +323,7 @@ pub fn circles(n: usize, noise: f64, factor: f64, seed: u64) -> Result<Dataset> 
     Ok(shuffled("circles", data, target, &mut rng))
 }
 
-fn noisy(pts: &[[f64; 2]], noise: f64, rng: &mut StdRng) -> Array2<f64> {
+fn noisy(pts: &[[f64; 2]], noise: f64, rng: &mut SeededRng) -> Array2<f64> {
     Array2::from_shape_fn((pts.len(), 2), |(i, j)| {
         let z: f64 = StandardNormal.sample(rng);
         pts[i][j] + noise * z
@@ -344,7 +344,7 @@ pub fn uniform(n: usize, d: usize, low: f64, high: f64, seed: u64) -> Result<Dat
             "needs finite low < high",
         ));
     }
-    let mut rng = StdRng::seed_from_u64(seed);
+    let mut rng = SeededRng::seed_from_u64(seed);
     Ok(Dataset {
         name: "uniform".into(),
         data: Array2::from_shape_fn((n, d), |_| rng.random_range(low..high)),
@@ -416,7 +416,7 @@ impl GeoHotspots {
             ));
         }
         let km_per_deg = EARTH_RADIUS_KM.to_radians();
-        let mut rng = StdRng::seed_from_u64(self.seed);
+        let mut rng = SeededRng::seed_from_u64(self.seed);
         let across = Normal::new(0.0, self.spread_km).expect("checked spread");
         let mut data = Array2::zeros((n, 2));
         let mut target = Vec::with_capacity(n);

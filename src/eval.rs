@@ -437,7 +437,7 @@ mod tests {
     #[test]
     fn hungarian_matches_brute_force() {
         use rand::{Rng, SeedableRng};
-        let mut rng = rand::rngs::StdRng::seed_from_u64(3);
+        let mut rng = crate::rng::SeededRng::seed_from_u64(3);
         for m in 1..=6 {
             for _ in 0..20 {
                 let cost: Vec<Vec<i64>> = (0..m)

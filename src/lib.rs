@@ -28,7 +28,9 @@ pub mod linalg;
 pub mod memory;
 pub mod metric;
 pub mod mixture;
+#[cfg(feature = "cli")]
 pub mod plot;
+pub mod rng;
 pub mod scalar;
 
 pub use backend::{AnyBackend, Backend, BackendChoice, CpuBackend, Nearest, NearestTwo};

@@ -43,7 +43,7 @@ fn reference(kind: MetricKind, a: &[f64], b: &[f64]) -> f64 {
 }
 
 fn random_points(n: usize, d: usize, offset: f64, seed: u64, kind: MetricKind) -> Array2<f64> {
-    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+    let mut rng = clustr::rng::SeededRng::seed_from_u64(seed);
     if kind == MetricKind::Haversine {
         return Array2::from_shape_fn((n, 2), |(_, j)| {
             if j == 0 {
@@ -171,7 +171,7 @@ fn nearest_two_matches_brute_force_with_lowest_index_ties() {
         MetricKind::Cosine,
     ] {
         // Integer grid data: many exact ties, all distances exact in both forms.
-        let mut rng = rand::rngs::StdRng::seed_from_u64(5);
+        let mut rng = clustr::rng::SeededRng::seed_from_u64(5);
         let x = Array2::from_shape_fn((700, 4), |_| rng.random_range(0..4) as f64);
         let mut c = Array2::from_shape_fn((9, 4), |_| rng.random_range(0..4) as f64);
         let dup = c.row(2).to_owned();

@@ -4,9 +4,10 @@
 #![cfg(feature = "cuda")]
 
 use clustr::backend::cuda::{unavailable, CudaBackend};
+use clustr::rng::SeededRng;
 use clustr::{Backend, BackendChoice, CpuBackend, MetricKind, Scalar};
 use ndarray::Array2;
-use rand::{rngs::StdRng, Rng, SeedableRng};
+use rand::{Rng, SeedableRng};
 
 fn device() -> Option<CudaBackend> {
     match unavailable() {
@@ -35,7 +36,7 @@ const METRICS: [MetricKind; 7] = [
 ];
 
 fn points<F: Scalar>(n: usize, d: usize, seed: u64) -> Array2<F> {
-    let mut rng = StdRng::seed_from_u64(seed);
+    let mut rng = SeededRng::seed_from_u64(seed);
     Array2::from_shape_fn((n, d), |(_, j)| {
         let v: f64 = if d == 2 {
             // (latitude, longitude) in degrees for haversine; fine for the others too.

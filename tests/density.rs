@@ -180,7 +180,7 @@ fn dbscan_is_the_same_for_any_thread_count_and_weights_count_points() {
 #[test]
 fn dbscan_equals_a_brute_force_oracle() {
     use rand::{Rng, SeedableRng};
-    let mut rng = rand::rngs::StdRng::seed_from_u64(3);
+    let mut rng = clustr::rng::SeededRng::seed_from_u64(3);
     for trial in 0..20 {
         let n = rng.random_range(1..80);
         let x = Array2::from_shape_fn((n, 2), |_| (rng.random_range(0..12) as f64) * 0.5);

@@ -115,7 +115,7 @@ fn power_means_beat_lloyd_from_random_starts() {
         .unwrap();
     let (mut power, mut lloyd) = (vec![], vec![]);
     for seed in 0..50u64 {
-        let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+        let mut rng = clustr::rng::SeededRng::seed_from_u64(seed);
         let seeds = rand::seq::index::sample(&mut rng, 1000, 10).into_vec();
         let p = PowerKMeans::new(10)
             .init(PowerInit::Given(seeds.clone()))
@@ -141,7 +141,7 @@ fn blobs_with_outliers(seed: u64) -> (Array2<f64>, Vec<i64>, Array2<f64>) {
         .seed(seed)
         .generate()
         .unwrap();
-    let mut rng = rand::rngs::StdRng::seed_from_u64(seed + 100);
+    let mut rng = clustr::rng::SeededRng::seed_from_u64(seed + 100);
     let outliers = Array2::from_shape_simple_fn((100, 2), || rng.random_range(-15.0..25.0));
     let x = ndarray::concatenate![Axis(0), d.data, outliers];
     let mut labels = d.target;

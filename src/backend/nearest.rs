@@ -735,8 +735,8 @@ mod tests {
     }
 
     fn check<F: Scalar>(isa: Isa, n: usize, k: usize, d: usize, ties: bool, seed: u64) {
-        let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
-        let gen = |rng: &mut rand::rngs::StdRng, rows| {
+        let mut rng = crate::rng::SeededRng::seed_from_u64(seed);
+        let gen = |rng: &mut crate::rng::SeededRng, rows| {
             ndarray::Array2::from_shape_fn((rows, d), |_| {
                 let v: f64 = if ties {
                     rng.random_range(0..3) as f64

@@ -470,7 +470,7 @@ mod tests {
     use rand::{Rng, SeedableRng};
 
     fn points(n: usize, d: usize, seed: u64) -> Array2<f64> {
-        let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+        let mut rng = crate::rng::SeededRng::seed_from_u64(seed);
         // Clustered, with duplicates, so that leaves are uneven and ties exist.
         Array2::from_shape_fn((n, d), |(i, _)| ((i % 7) as f64) * 3.0 + rng.random::<f64>())
     }

@@ -19,8 +19,8 @@ use crate::error::{Error, Result};
 use crate::gp::data::{Task, Tasks};
 use crate::gp::kernel::Kernel;
 use crate::gp::regression::cholesky_jitter;
+use crate::rng::SeededRng;
 use ndarray::{Array1, Array2, Axis};
-use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use rand_distr::{Distribution, StandardNormal};
 
@@ -73,12 +73,12 @@ fn round2(x: f64) -> f64 {
     (x * 100.0).round() / 100.0
 }
 
-fn uniform(rng: &mut StdRng, lo: f64, hi: f64) -> f64 {
+fn uniform(rng: &mut SeededRng, lo: f64, hi: f64) -> f64 {
     round2(rng.random_range(lo..hi))
 }
 
 /// A draw from N(mean, K) through the Cholesky factor of K (with jitter).
-fn gaussian(rng: &mut StdRng, mean: &Array1<f64>, cov: &Array2<f64>) -> Result<Array1<f64>> {
+fn gaussian(rng: &mut SeededRng, mean: &Array1<f64>, cov: &Array2<f64>) -> Result<Array1<f64>> {
     let l = cholesky_jitter(cov, 1e-10)?;
     let z = Array1::from_shape_simple_fn(mean.len(), || StandardNormal.sample(rng));
     Ok(mean + &l.dot(&z))
@@ -114,7 +114,7 @@ impl Simulator {
                 format!("need M, K >= 1 and 1 <= N <= {}", grid.len()),
             ));
         }
-        let mut rng = StdRng::seed_from_u64(self.seed);
+        let mut rng = SeededRng::seed_from_u64(self.seed);
         let g2 = grid.view().insert_axis(Axis(1)).to_owned();
         let se = Kernel::SquaredExponential;
         let (by_cluster, by_task) = match self.scenario {
@@ -144,7 +144,7 @@ impl Simulator {
             uniform(&mut rng, 0.0, 1.0),
             uniform(&mut rng, 0.0, 0.1),
         ];
-        let pick = |rng: &mut StdRng| {
+        let pick = |rng: &mut SeededRng| {
             let mut idx = rand::seq::index::sample(rng, grid.len(), self.n_points).into_vec();
             idx.sort_unstable();
             idx

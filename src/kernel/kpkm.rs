@@ -22,9 +22,9 @@ use crate::kernel::rff::{Bandwidth, RandomFourierFeatures};
 use crate::linalg::gemm_abt;
 use crate::memory::{check_fit, product, MemoryEstimate};
 use crate::metric::MetricKind;
+use crate::rng::SeededRng;
 use crate::scalar::Scalar;
 use ndarray::{Array1, Array2, ArrayView2, Axis, Zip};
-use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use rayon::prelude::*;
 
@@ -158,7 +158,7 @@ impl KernelSpace<'_> {
 }
 
 /// Kernel k-means++ seeds (D² sampling with kernel distances; the first uniformly).
-fn kernel_kmeans_plus_plus(k: &Array2<f64>, n_clusters: usize, rng: &mut StdRng) -> Vec<usize> {
+fn kernel_kmeans_plus_plus(k: &Array2<f64>, n_clusters: usize, rng: &mut SeededRng) -> Vec<usize> {
     let n = k.nrows();
     let mut seeds = vec![rng.random_range(0..n)];
     let dist = |i: usize, c: usize| (k[[i, i]] - 2.0 * k[[i, c]] + k[[c, c]]).max(0.0);
@@ -307,7 +307,7 @@ fn best_exact(
     seed: u64,
     fit_once: impl Fn(&mut KernelSpace, usize) -> Result<PowerFit>,
 ) -> Result<KernelModel> {
-    let mut rng = StdRng::seed_from_u64(seed);
+    let mut rng = SeededRng::seed_from_u64(seed);
     let once = |r| -> Result<KernelModel> {
         let seeds = init.seeds(km.nrows(), k, &mut rng, |rng| {
             Ok(kernel_kmeans_plus_plus(km, k, rng))

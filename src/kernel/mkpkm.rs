@@ -42,10 +42,10 @@ use crate::kernel::power::{
 use crate::kernel::rff::{Bandwidth, RandomFourierFeatures};
 use crate::linalg::argmin_rows;
 use crate::memory::{check_fit, product, MemoryEstimate};
+use crate::rng::SeededRng;
 use crate::scalar::Scalar;
 use crate::{backend::Backend, backend::CpuBackend, metric::MetricKind};
 use ndarray::{Array2, ArrayView2, Axis};
-use rand::rngs::StdRng;
 use rand::SeedableRng;
 
 /// Parameters of IP-RFF-MKPKM (the estimator).
@@ -455,7 +455,7 @@ impl<F: Scalar> Fit<ArrayView2<'_, F>> for IpRffMkpkm {
             .iter()
             .map(|f| Ok(unit_scatter(f.transform(x.view())?)))
             .collect::<Result<_>>()?;
-        let mut rng = StdRng::seed_from_u64(self.seed);
+        let mut rng = SeededRng::seed_from_u64(self.seed);
         let once = |r: usize| -> Result<IpRffMkpkmModel<F>> {
             let schedule = self.schedule.for_run(r);
             let seeds = self.init.seeds(x.nrows(), self.k, &mut rng, |rng| {

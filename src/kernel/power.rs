@@ -89,9 +89,9 @@ use crate::estimator::{Progress, ProgressFn};
 use crate::linalg::argmin_rows;
 use crate::memory::{check_fit, product, MemoryEstimate};
 use crate::metric::MetricKind;
+use crate::rng::SeededRng;
 use crate::scalar::Scalar;
 use ndarray::{s, Array1, Array2, ArrayView2, Axis, Zip};
-use rand::rngs::StdRng;
 use rand::SeedableRng;
 use rayon::prelude::*;
 
@@ -479,8 +479,8 @@ impl PowerInit {
         &self,
         n: usize,
         k: usize,
-        rng: &mut StdRng,
-        kmeanspp: impl FnOnce(&mut StdRng) -> Result<Vec<usize>>,
+        rng: &mut SeededRng,
+        kmeanspp: impl FnOnce(&mut SeededRng) -> Result<Vec<usize>>,
     ) -> Result<Vec<usize>> {
         let seeds = match self {
             PowerInit::Random => rand::seq::index::sample(rng, n, k).into_vec(),
@@ -785,7 +785,7 @@ impl PowerKMeans {
         let squares = crate::data::validate::Arithmetic::SQUARES;
         crate::data::validate::check_magnitude_global(x, part.n_global, squares, "power k-means", comm)?;
         let x = crate::data::standard_layout(x);
-        let mut rng = StdRng::seed_from_u64(self.seed);
+        let mut rng = SeededRng::seed_from_u64(self.seed);
         let fit_once = |r: usize| -> Result<PowerKMeansModel<F>> {
             let schedule = self.schedule.for_run(r);
             let seeds = self.init.seeds(part.n_global, self.k, &mut rng, |rng| {

@@ -11,9 +11,9 @@ use crate::backend::AnyBackend;
 use crate::comm::{fetch_rows, Communicator, Partition, SingleProcess};
 use crate::error::{Error, Result};
 use crate::linalg::gemm_abt;
+use crate::rng::SeededRng;
 use crate::scalar::Scalar;
 use ndarray::{Array1, Array2, ArrayView2, Axis};
-use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use rand_distr::{Distribution, StandardNormal};
 use rayon::prelude::*;
@@ -112,7 +112,7 @@ pub fn median_distance<F: Scalar>(x: ArrayView2<F>, sample: usize, seed: u64) ->
 
 /// The median heuristic's sample of `n` rows, in increasing order.
 fn median_sample(n: usize, sample: usize, seed: u64) -> Vec<usize> {
-    let mut rng = StdRng::seed_from_u64(seed);
+    let mut rng = SeededRng::seed_from_u64(seed);
     let mut idx = rand::seq::index::sample(&mut rng, n, sample.min(n)).into_vec();
     idx.sort_unstable();
     idx
@@ -168,7 +168,7 @@ impl RandomFourierFeatures {
         if !(sigma > 0.0 && sigma.is_finite()) {
             return Err(Error::param("sigma", sigma, "must be positive and finite"));
         }
-        let mut rng = StdRng::seed_from_u64(seed);
+        let mut rng = SeededRng::seed_from_u64(seed);
         let omega = Array2::from_shape_simple_fn((n_features, d), || {
             let z: f64 = StandardNormal.sample(&mut rng);
             z / sigma
@@ -325,7 +325,7 @@ mod tests {
     use super::*;
 
     fn random_points(n: usize, d: usize, seed: u64) -> Array2<f64> {
-        let mut rng = StdRng::seed_from_u64(seed);
+        let mut rng = SeededRng::seed_from_u64(seed);
         Array2::from_shape_simple_fn((n, d), || StandardNormal.sample(&mut rng))
     }
 

@@ -36,9 +36,9 @@ use crate::estimator::{Clustering, Fit, Predict, Progress, ProgressFn};
 use crate::kmeans::{kmeans_plus_plus, KMeansInit};
 use crate::memory::{check_fit, product, MemoryEstimate};
 use crate::metric::MetricKind;
+use crate::rng::SeededRng;
 use crate::scalar::Scalar;
 use ndarray::{s, Array2, ArrayView2, Axis, CowArray, Ix2};
-use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
 
@@ -246,7 +246,7 @@ impl MiniBatchKMeans {
     }
 
     /// Initial centres from a sample of rows (`x` holds the sample).
-    fn init_centers<F: Scalar>(&self, sample: ArrayView2<F>, rng: &mut StdRng) -> Result<Array2<F>> {
+    fn init_centers<F: Scalar>(&self, sample: ArrayView2<F>, rng: &mut SeededRng) -> Result<Array2<F>> {
         Ok(match &self.init {
             KMeansInit::Given(c) => c.mapv(F::from_f64_lossy),
             KMeansInit::KMeansPlusPlus => kmeans_plus_plus(sample, self.k, rng)?,
@@ -278,7 +278,7 @@ impl MiniBatchKMeans {
         )?;
         let chunk = self.chunk_rows::<F>(d);
         let tol = self.tol * scan(src, chunk, part, comm)?;
-        let mut rng = StdRng::seed_from_u64(self.seed);
+        let mut rng = SeededRng::seed_from_u64(self.seed);
         let batch = self.batch_size.min(n);
         let init_size = self
             .init_size
@@ -396,7 +396,7 @@ impl MiniBatchKMeans {
     pub fn partial_fit<F: Scalar>(&self, batch: ArrayView2<F>) -> Result<MiniBatchKMeansModel<F>> {
         self.validate(batch.nrows(), batch.ncols())?;
         crate::data::validate::check_points(batch)?;
-        let mut rng = StdRng::seed_from_u64(self.seed);
+        let mut rng = SeededRng::seed_from_u64(self.seed);
         let batch = crate::data::standard_layout(batch);
         let init_size = self
             .init_size
@@ -497,7 +497,7 @@ fn read_sample<F: Scalar, S: RowSource<F>>(
     src: &S,
     part: Partition,
     comm: &dyn Communicator,
-    rng: &mut StdRng,
+    rng: &mut SeededRng,
     size: usize,
 ) -> Result<Array2<F>> {
     let mut idx = rand::seq::index::sample(rng, part.n_global, size).into_vec();
@@ -540,12 +540,12 @@ struct Stepper<F> {
     counts: Vec<f64>,
     reassignment_ratio: f64,
     since_reassign: usize,
-    rng: StdRng,
+    rng: SeededRng,
     labels: Vec<i64>,
 }
 
 impl<F: Scalar> Stepper<F> {
-    fn new(centers: Array2<F>, reassignment_ratio: f64, rng: StdRng) -> Self {
+    fn new(centers: Array2<F>, reassignment_ratio: f64, rng: SeededRng) -> Self {
         let k = centers.nrows();
         Stepper {
             centers,

@@ -51,9 +51,9 @@ use crate::error::{Error, Result};
 use crate::estimator::{Clustering, Fit, Predict, Progress, ProgressFn};
 use crate::memory::{check_fit, product, MemoryEstimate};
 use crate::metric::MetricKind;
+use crate::rng::SeededRng;
 use crate::scalar::Scalar;
 use ndarray::{Array2, ArrayView2, Axis};
-use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use rayon::prelude::*;
 
@@ -325,7 +325,7 @@ impl<F: Scalar> Fit<ArrayView2<'_, F>> for KMeans {
         let n_init = self
             .n_init
             .unwrap_or(if self.init == KMeansInit::Random { 10 } else { 1 });
-        let mut rng = StdRng::seed_from_u64(self.seed);
+        let mut rng = SeededRng::seed_from_u64(self.seed);
         let mut best: Option<KMeansModel<F>> = None;
         for _ in 0..n_init {
             let centers = match &self.init {
@@ -919,7 +919,7 @@ fn relocate_empty_clusters<F: Scalar>(
 
 /// Greedy k-means++: the first centre uniformly, then at each step 2 + ⌊ln k⌋ candidates drawn
 /// with probability ∝ D² and the one giving the lowest potential kept.
-pub fn kmeans_plus_plus<F: Scalar>(x: ArrayView2<F>, k: usize, rng: &mut StdRng) -> Result<Array2<F>> {
+pub fn kmeans_plus_plus<F: Scalar>(x: ArrayView2<F>, k: usize, rng: &mut SeededRng) -> Result<Array2<F>> {
     Ok(x.select(Axis(0), &kmeans_plus_plus_indices(x, k, rng)?))
 }
 
@@ -928,7 +928,7 @@ pub fn kmeans_plus_plus<F: Scalar>(x: ArrayView2<F>, k: usize, rng: &mut StdRng)
 pub fn kmeans_plus_plus_indices<F: Scalar>(
     x: ArrayView2<F>,
     k: usize,
-    rng: &mut StdRng,
+    rng: &mut SeededRng,
 ) -> Result<Vec<usize>> {
     let part = Partition {
         offset: 0,
@@ -975,7 +975,7 @@ fn candidate_potentials<F: Scalar>(
 pub(crate) fn greedy_kmeans_plus_plus<F: Scalar>(
     x: ArrayView2<F>,
     k: usize,
-    rng: &mut StdRng,
+    rng: &mut SeededRng,
     part: Partition,
     comm: &dyn Communicator,
 ) -> Result<Vec<usize>> {

@@ -20,10 +20,10 @@ use crate::error::{Error, Result};
 use crate::estimator::{Fit, Progress, ProgressFn};
 use crate::memory::{check_fit, product, MemoryEstimate};
 use crate::metric::Metric;
+use crate::rng::SeededRng;
 use crate::scalar::Scalar;
 use ndarray::{Array2, ArrayView2};
 use num_traits::{ToPrimitive, Zero};
-use rand::rngs::StdRng;
 use rand::SeedableRng;
 
 /// Which CLARA.
@@ -331,7 +331,7 @@ impl Clara {
             size_of::<S::Value>(),
             "use a smaller --sample-size",
         )?;
-        let mut rng = StdRng::seed_from_u64(self.seed);
+        let mut rng = SeededRng::seed_from_u64(self.seed);
         // (full-data loss, medoids, labels) of the best sample so far.
         type Best<S> = (<<S as Sampled>::Value as KValue>::Loss, Vec<usize>, Vec<usize>);
         let mut best: Option<Best<S>> = None;

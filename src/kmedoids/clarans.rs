@@ -15,8 +15,8 @@ use crate::dissim::Dissimilarity;
 use crate::error::{Error, Result};
 use crate::estimator::{Fit, Progress, ProgressFn};
 use crate::memory::{check_fit, product, MemoryEstimate};
+use crate::rng::SeededRng;
 use num_traits::ToPrimitive;
-use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
 /// Which CLARANS.
@@ -156,7 +156,7 @@ where
             return super::KMedoids::fasterpam(1).seed(self.seed).fit(d);
         }
         let maxneighbor = self.effective_maxneighbor(n);
-        let mut rng = StdRng::seed_from_u64(self.seed);
+        let mut rng = SeededRng::seed_from_u64(self.seed);
         let mut best: Option<KMedoidsModel<LossOf<D>>> = None;
         let mut deltas = Vec::with_capacity(self.k);
         for local in 0..self.numlocal {

@@ -307,7 +307,7 @@ impl KMedoids {
         D::Value: KValue,
     {
         self.validate(d.len())?;
-        let mut rng = <rand::rngs::StdRng as rand::SeedableRng>::seed_from_u64(self.seed);
+        let mut rng = <crate::rng::SeededRng as rand::SeedableRng>::seed_from_u64(self.seed);
         match &self.init {
             Init::Build => build(d, self.k),
             Init::Lab => lab(d, self.k, &mut rng),
@@ -453,7 +453,7 @@ impl KMedoids {
         )?;
         let initial = self.initial_medoids(d)?;
         let mut medoids = initial.clone();
-        let mut rng = <rand::rngs::StdRng as rand::SeedableRng>::seed_from_u64(self.seed ^ 0x5eed_5a17);
+        let mut rng = <crate::rng::SeededRng as rand::SeedableRng>::seed_from_u64(self.seed ^ 0x5eed_5a17);
         let out = match (self.method, gains) {
             (Method::Alternating, _) => {
                 alternating::run(d, &mut medoids, self.max_iter, self.progress.as_ref())?

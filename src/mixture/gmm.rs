@@ -31,9 +31,9 @@ use crate::estimator::{Clustering, Fit, Predict, Progress, ProgressFn};
 use crate::kmeans::{greedy_kmeans_plus_plus, KMeans};
 use crate::linalg::{argmax_rows, cholesky_lower, gemm_abt, gram_add, invert_lower};
 use crate::memory::{check_fit, product, MemoryEstimate};
+use crate::rng::SeededRng;
 use crate::scalar::Scalar;
 use ndarray::{s, Array1, Array2, Array3, ArrayView2, Axis, Zip};
-use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use rand_distr::{Distribution, StandardNormal};
 use rayon::prelude::*;
@@ -275,7 +275,7 @@ impl GaussianMixture {
     }
 
     /// The starting parameters of one run.
-    fn initial_mixture(&self, x: ArrayView2<f64>, part: Partition, rng: &mut StdRng) -> Result<Mixture> {
+    fn initial_mixture(&self, x: ArrayView2<f64>, part: Partition, rng: &mut SeededRng) -> Result<Mixture> {
         let (n, k) = (x.nrows(), self.k);
         let comm = &*self.comm;
         // One-hot responsibilities for global rows (those of this process).
@@ -804,7 +804,7 @@ impl GaussianMixtureModel {
         }
         let mix = &self.mixture;
         let (k, d) = (mix.k(), mix.d());
-        let mut rng = StdRng::seed_from_u64(seed);
+        let mut rng = SeededRng::seed_from_u64(seed);
         let total = mix.weights.sum();
         let mut counts = vec![0usize; k];
         for _ in 0..n {
@@ -892,7 +892,7 @@ impl Fit<ArrayView2<'_, f64>> for GaussianMixture {
             GmmInit::WarmStart(m) => (1, m.lower_bound),
             _ => (self.n_init, f64::NEG_INFINITY),
         };
-        let mut rng = StdRng::seed_from_u64(self.seed);
+        let mut rng = SeededRng::seed_from_u64(self.seed);
         let mut best: Option<(Mixture, f64, Vec<f64>, usize, bool)> = None;
         for _ in 0..n_init {
             let mut mix = self.initial_mixture(x, part, &mut rng)?;

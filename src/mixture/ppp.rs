@@ -31,8 +31,8 @@ use crate::eval::adjusted_rand_index;
 use crate::kmeans::KMeans;
 use crate::memory::{check_fit, product, MemoryEstimate};
 use crate::mixture::gmm::{CovarianceType, GaussianMixture, GaussianMixtureModel, GmmInit};
+use crate::rng::SeededRng;
 use ndarray::{Array2, ArrayView2};
-use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use std::collections::HashMap;
 
@@ -337,7 +337,7 @@ impl Fit<ArrayView2<'_, f64>> for Ppp {
         check_fit(self, "PPP", x.nrows(), x.ncols(), 8, PPP_HINT)?;
         let x = crate::data::standard_layout(*x);
         let x = x.view();
-        let mut rng = StdRng::seed_from_u64(self.seed);
+        let mut rng = SeededRng::seed_from_u64(self.seed);
         let mut candidates = Vec::new();
         for k in self.k_min..=self.k_max {
             let seeds: Vec<u64> = (0..self.n_runs).map(|_| rng.random()).collect();
