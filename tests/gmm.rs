@@ -350,3 +350,62 @@ fn a_mixture_from_its_parameters_predicts_and_warm_starts_as_the_fit() {
     );
     assert!(matches!(wrong_shape, Err(Error::ShapeMismatch { .. })));
 }
+
+/// Weighted EM: integer weights give the fit of the rows repeated that many times (weight 0:
+/// the row left out), from the same start; bad weights are refused.
+#[test]
+fn integer_weights_equal_repeated_rows() {
+    let x = clustr::datasets::Blobs::new(300, 3)
+        .seed(8)
+        .generate()
+        .unwrap()
+        .data;
+    let w: Vec<f64> = (0..x.nrows()).map(|i| (i * 7 % 4) as f64).collect();
+    let rows: Vec<usize> = (0..x.nrows())
+        .flat_map(|i| std::iter::repeat_n(i, w[i] as usize))
+        .collect();
+    let repeated = x.select(ndarray::Axis(0), &rows);
+    let means = x.select(ndarray::Axis(0), &[1, 2, 4]);
+    for ct in [
+        CovarianceType::Full,
+        CovarianceType::Tied,
+        CovarianceType::Diag,
+        CovarianceType::Spherical,
+    ] {
+        let est = GaussianMixture::new(3)
+            .covariance_type(ct)
+            .tol(1e-8)
+            .init(GmmInit::Means(means.clone()));
+        let weighted = est.clone().sample_weight(w.clone()).fit(&x.view()).unwrap();
+        let copies = est.fit(&repeated.view()).unwrap();
+        assert_eq!(weighted.n_iter, copies.n_iter, "{ct:?}");
+        assert!((weighted.lower_bound - copies.lower_bound).abs() < 1e-9, "{ct:?}");
+        let close = |a: &[f64], b: &[f64]| {
+            a.iter()
+                .zip(b)
+                .all(|(p, q)| (p - q).abs() < 1e-8 * (1.0 + q.abs()))
+        };
+        assert!(close(
+            weighted.mixture.means.as_slice().unwrap(),
+            copies.mixture.means.as_slice().unwrap()
+        ));
+        assert!(close(
+            weighted.mixture.weights.as_slice().unwrap(),
+            copies.mixture.weights.as_slice().unwrap()
+        ));
+        assert!(close(
+            &cov_flat(&weighted.mixture.covariances),
+            &cov_flat(&copies.mixture.covariances)
+        ));
+    }
+    let n = x.nrows();
+    let bad = |w: Vec<f64>| GaussianMixture::new(2).sample_weight(w).fit(&x.view());
+    assert!(matches!(bad(vec![1.0; n - 1]), Err(Error::ShapeMismatch { .. })));
+    assert!(matches!(bad(vec![0.0; n]), Err(Error::InvalidParameter { .. })));
+    let mut negative = vec![1.0; n];
+    negative[7] = -1.0;
+    assert!(matches!(bad(negative), Err(Error::InvalidParameter { .. })));
+    let mut nan = vec![1.0; n];
+    nan[3] = f64::NAN;
+    assert!(matches!(bad(nan), Err(Error::NonFinite { .. })));
+}

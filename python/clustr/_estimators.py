@@ -247,6 +247,10 @@ class GaussianMixture(DensityMixin, BaseEstimator):
     - ``warm_start=True`` continues from the previous fit's parameters (one run), as
       scikit-learn, but the first iteration's improvement is measured from −∞.
     - The computation is in float64 whatever the input's type.
+    - ``sample_weight`` (scikit-learn's GaussianMixture has none): weighted EM, an integer
+      weight counting as that many copies of the row. The default k-means start is
+      unweighted, so equality with repeated rows holds from a given start (``means_init``,
+      or all three ``*_init``).
     """
 
     _parameter_constraints = {
@@ -314,13 +318,16 @@ class GaussianMixture(DensityMixin, BaseEstimator):
             )
         return None, None
 
-    def fit(self, X, y=None):
-        self.fit_predict(X, y)
+    def fit(self, X, y=None, sample_weight=None):
+        self.fit_predict(X, y, sample_weight=sample_weight)
         return self
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit_predict(self, X, y=None):
+    def fit_predict(self, X, y=None, sample_weight=None):
         X = points(self, X, reset=not (self.warm_start and hasattr(self, "converged_")), dtype=[np.float64])
+        w = None
+        if sample_weight is not None:
+            w = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True).tolist()
         if X.shape[0] < self.n_components:
             raise ValueError(
                 f"Expected n_samples >= n_components but got n_components = "
@@ -330,7 +337,7 @@ class GaussianMixture(DensityMixin, BaseEstimator):
         n_init = 1 if start is not None or means is not None else self.n_init
         out = _clustr.gmm_fit(
             X, self.n_components, self.covariance_type, self.tol, self.reg_covar, self.max_iter,
-            n_init, self.init_params, start, means, seed(self.random_state), n_threads(self),
+            n_init, self.init_params, start, means, w, seed(self.random_state), n_threads(self),
         )
         self.weights_ = out["weights"]
         self.means_ = out["means"]

@@ -402,7 +402,7 @@ fn mixture(
 /// Gaussian mixture by EM. `start` = (weights, means, covariances) starts EM from these
 /// parameters; `means_init` alone starts from these means.
 #[pyfunction]
-#[pyo3(signature = (x, n_components, covariance_type_name, tol, reg_covar, max_iter, n_init, init_params, start, means_init, seed, n_threads))]
+#[pyo3(signature = (x, n_components, covariance_type_name, tol, reg_covar, max_iter, n_init, init_params, start, means_init, sample_weight, seed, n_threads))]
 #[allow(clippy::too_many_arguments)]
 fn gmm_fit<'py>(
     py: Python<'py>,
@@ -420,6 +420,7 @@ fn gmm_fit<'py>(
         Bound<'py, PyAny>,
     )>,
     means_init: Option<PyReadonlyArray2<'py, f64>>,
+    sample_weight: Option<Vec<f64>>,
     seed: u64,
     n_threads: usize,
 ) -> PyResult<Bound<'py, PyDict>> {
@@ -437,7 +438,7 @@ fn gmm_fit<'py>(
                 other => return Err(PyValueError::new_err(format!("unknown init_params {other:?}"))),
             },
         };
-    let est = GaussianMixture::new(n_components)
+    let mut est = GaussianMixture::new(n_components)
         .covariance_type(covariance_type(covariance_type_name)?)
         .tol(tol)
         .reg_covar(reg_covar)
@@ -445,6 +446,9 @@ fn gmm_fit<'py>(
         .n_init(n_init)
         .init(init)
         .seed(seed);
+    if let Some(w) = sample_weight {
+        est = est.sample_weight(w);
+    }
     let v = x.as_array();
     let m = run(py, n_threads, |p| est.progress(p).fit(&v))?;
     let mix = m.mixture;

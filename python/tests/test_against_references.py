@@ -134,3 +134,17 @@ def test_iris_runs_end_to_end():
     for est in [clustr.KMeans(3, random_state=0), clustr.KMedoids(3, random_state=0), clustr.GaussianMixture(3, random_state=0)]:
         labels = est.fit_predict(X)
         assert sorted(np.unique(labels)) == [0, 1, 2]
+
+
+def test_gmm_integer_weights_equal_repeated_rows(blobs):
+    w = np.arange(len(blobs)) % 3
+    repeated = np.repeat(blobs, w, axis=0)
+    means = blobs[[0, 10, 20, 30, 40]]
+    kw = dict(means_init=means, tol=1e-8, max_iter=500)
+    weighted = clustr.GaussianMixture(5, **kw).fit(blobs, sample_weight=w)
+    copies = clustr.GaussianMixture(5, **kw).fit(repeated)
+    assert weighted.lower_bound_ == pytest.approx(copies.lower_bound_, rel=1e-10)
+    np.testing.assert_allclose(weighted.means_, copies.means_, rtol=1e-8)
+    np.testing.assert_allclose(weighted.covariances_, copies.covariances_, rtol=1e-7)
+    with pytest.raises(ValueError):
+        clustr.GaussianMixture(2).fit(blobs, sample_weight=-np.ones(len(blobs)))

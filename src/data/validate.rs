@@ -339,6 +339,38 @@ pub fn check_same_len(what: &str, expected: usize, got: usize) -> Result<()> {
     Ok(())
 }
 
+/// Checks sample weights for `n` points: one per point and finite; non-negative unless
+/// `allow_negative` (DBSCAN, as scikit-learn, lets a negative weight keep a point from being
+/// core); and, where negative weights are not allowed, not all zero.
+pub fn check_sample_weight(w: &[f64], n: usize, allow_negative: bool) -> Result<()> {
+    check_same_len("sample weights", n, w.len())?;
+    if let Some((i, v)) = w.iter().enumerate().find(|(_, v)| !v.is_finite()) {
+        return Err(Error::NonFinite {
+            what: "sample weights",
+            row: i,
+            col: 0,
+            value: *v,
+        });
+    }
+    if !allow_negative {
+        if let Some((i, v)) = w.iter().enumerate().find(|(_, &v)| v < 0.0) {
+            return Err(Error::param(
+                "sample weight",
+                v,
+                format!("of point {i} must not be negative"),
+            ));
+        }
+        if !w.is_empty() && w.iter().all(|&v| v == 0.0) {
+            return Err(Error::param(
+                "sample weights",
+                "all 0",
+                "at least one must be positive",
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// [`check_points`] for one process's slice of the rows of a distributed run, which starts at
 /// global row `offset`: errors name the global row; a slice may be empty when the whole data
 /// is not (`n_global` rows).

@@ -12,7 +12,7 @@
 //! labels do not depend on the order in which a cluster's points are expanded, hence they are
 //! scikit-learn's exactly, for any thread count.
 
-use crate::data::validate::{check_points, check_same_len};
+use crate::data::validate::{check_points, check_sample_weight};
 use crate::density::index::{IndexKind, NeighborIndex};
 use crate::error::{Error, Result};
 use crate::estimator::{Clustering, Fit};
@@ -87,15 +87,7 @@ impl Dbscan {
             ));
         }
         if let Some(w) = &self.sample_weight {
-            check_same_len("sample weights", n, w.len())?;
-            if let Some((i, v)) = w.iter().enumerate().find(|(_, v)| !v.is_finite()) {
-                return Err(Error::NonFinite {
-                    what: "sample weights",
-                    row: i,
-                    col: 0,
-                    value: *v,
-                });
-            }
+            check_sample_weight(w, n, true)?;
         }
         Ok(())
     }

@@ -141,6 +141,9 @@ pub struct GaussianMixture {
     pub seed: u64,
     /// Progress callback (after each EM iteration, with the lower bound as objective).
     pub progress: Option<ProgressFn>,
+    /// Weight of each point (this process's rows in a distributed run): weighted EM, where an
+    /// integer weight counts as that many copies of the row.
+    pub sample_weight: Option<Vec<f64>>,
     /// How the processes of a distributed run combine their sufficient statistics (default:
     /// one process); each fits its own slice of the rows (see [`crate::comm`]).
     pub comm: SharedComm,
@@ -159,6 +162,7 @@ impl GaussianMixture {
             n_init: 1,
             seed: 0,
             progress: None,
+            sample_weight: None,
             comm: single_process(),
         }
     }
@@ -207,6 +211,14 @@ impl GaussianMixture {
         self.progress = Some(p);
         self
     }
+    /// Weights the points (non-negative, not all zero): each point's responsibilities count
+    /// `w` times in the M-step and its log-likelihood `w` times in the lower bound. The
+    /// default k-means initialisation is unweighted; give `GmmInit::Means` or a warm start for
+    /// a start that is the same as repeating the rows.
+    pub fn sample_weight(mut self, w: Vec<f64>) -> Self {
+        self.sample_weight = Some(w);
+        self
+    }
 
     /// What EM computes from the values: squared deviations divided by a variance, which is at
     /// least `reg_covar`.
@@ -230,6 +242,9 @@ impl GaussianMixture {
         }
         if self.n_init == 0 {
             return Err(Error::param("n_init", 0, "at least one run"));
+        }
+        if let Some(w) = &self.sample_weight {
+            crate::data::validate::check_sample_weight(w, x.nrows(), false)?;
         }
         let (n, d) = x.dim();
         let shape = |what: &str, got: (usize, usize), expected: (usize, usize)| {
@@ -272,6 +287,39 @@ impl GaussianMixture {
             _ => {}
         }
         Ok(())
+    }
+
+    /// The M-step from responsibilities, each row counted with its point's weight; the
+    /// mixture weights are left as the (weighted) counts nₖ.
+    fn m_step(&self, x: ArrayView2<f64>, mut resp: Array2<f64>, comm: &dyn Communicator) -> Result<Mixture> {
+        if let Some(w) = &self.sample_weight {
+            for (mut row, &wi) in resp.rows_mut().into_iter().zip(w) {
+                row *= wi;
+            }
+        }
+        Mixture::estimate(x, resp.view(), self.reg_covar, self.covariance_type, comm)
+    }
+
+    /// The points' total weight over all processes (n without weights).
+    fn total_weight(&self, part: Partition, comm: &dyn Communicator) -> f64 {
+        match &self.sample_weight {
+            Some(w) => {
+                let mut total = [w.iter().sum::<f64>()];
+                comm.allreduce_sum(&mut total);
+                total[0]
+            }
+            None => part.n_global as f64,
+        }
+    }
+
+    /// The weighted mean of the points' log-likelihoods over all processes.
+    fn lower_bound(&self, log_norm: &Array1<f64>, comm: &dyn Communicator) -> f64 {
+        let mut sums = match &self.sample_weight {
+            Some(w) => [log_norm.iter().zip(w).map(|(l, w)| l * w).sum(), w.iter().sum()],
+            None => [log_norm.sum(), log_norm.len() as f64],
+        };
+        comm.allreduce_sum(&mut sums);
+        sums[0] / sums[1]
     }
 
     /// The starting parameters of one run.
@@ -337,8 +385,10 @@ impl GaussianMixture {
             }
             GmmInit::WarmStart(m) => return Ok(m.mixture.clone()),
         };
-        let mut mix = Mixture::estimate(x, resp.view(), self.reg_covar, self.covariance_type, comm)?;
-        mix.weights /= part.n_global as f64;
+        let mut mix = self.m_step(x, resp, comm)?;
+        // As scikit-learn's `_initialize`: the counts over the total weight (which need not
+        // sum to 1 when only k points have responsibilities).
+        mix.weights /= self.total_weight(part, comm);
         if let GmmInit::Means(m) = &self.init {
             mix.means.assign(m);
         }
@@ -902,12 +952,10 @@ impl Fit<ArrayView2<'_, f64>> for GaussianMixture {
             for _ in 0..self.max_iter {
                 let prev = lower_bound;
                 let (resp, log_norm) = mix.e_step(x);
-                mix = Mixture::estimate(x, resp.view(), self.reg_covar, self.covariance_type, comm)?;
+                mix = self.m_step(x, resp, comm)?;
                 let total = mix.weights.sum();
                 mix.weights /= total;
-                let mut total = [log_norm.sum()];
-                comm.allreduce_sum(&mut total);
-                lower_bound = total[0] / part.n_global as f64;
+                lower_bound = self.lower_bound(&log_norm, comm);
                 bounds.push(lower_bound);
                 if let Some(p) = &self.progress {
                     p.report(&Progress {

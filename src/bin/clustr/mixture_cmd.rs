@@ -38,6 +38,10 @@ pub struct GmmArgs {
     /// Write the posterior probabilities (n × k) here (.npy or .csv).
     #[arg(long)]
     proba_out: Option<PathBuf>,
+    /// Weight of each point (.npy or .csv, one value per point; non-negative, not all zero):
+    /// weighted EM, an integer weight counting as that many copies of the row.
+    #[arg(long)]
+    sample_weight: Option<PathBuf>,
     /// Run as one process of an MPI job (`mpirun -n P clustr gmm --distributed X.npy`): each
     /// process reads and fits its slice of the rows; rank 0 writes the labels and prints the
     /// summary (without BIC/AIC). Needs the `mpi` feature.
@@ -66,9 +70,9 @@ pub fn covariance_type(name: &str) -> CliResult<CovarianceType> {
 pub fn run_gmm(a: GmmArgs) -> CliResult {
     let started = Instant::now();
     let ct = covariance_type(&a.covariance)?;
-    if a.distributed && (a.proba_out.is_some() || a.init_labels.is_some()) {
+    if a.distributed && (a.proba_out.is_some() || a.init_labels.is_some() || a.sample_weight.is_some()) {
         return Err(CliError::usage(
-            "--proba-out and --init-labels are not available with --distributed",
+            "--proba-out, --init-labels and --sample-weight are not available with --distributed",
         ));
     }
     let procs = Processes::new(a.distributed)?;
@@ -94,6 +98,9 @@ pub fn run_gmm(a: GmmArgs) -> CliResult {
         .communicator(procs.comm.clone());
     if let Some(m) = a.algo.max_iter {
         params = params.max_iter(m);
+    }
+    if let Some(p) = &a.sample_weight {
+        params = params.sample_weight(crate::harness::read_matrix::<f64>(p)?.into_iter().collect());
     }
     let ((mut model, x, read_s, fit_s, proba), threads) = a.exec.run(|_backend| {
         let t0 = Instant::now();
