@@ -12,7 +12,9 @@ Times: median (min–max) of --repeats runs. Peak memory: the process's high-wat
 reset before each call through /proc/self/clear_refs, minus the resident size before it, so
 it is what that call added. The DBSCAN table grows n on dense 2-d data until scikit-learn's
 neighbourhood lists would exceed --sklearn-budget-gb (its peak grows 4× per doubling of n at
-fixed eps; the first n above the budget is not run, and the table says so).
+fixed eps); at that n scikit-learn runs in a child process whose address space is capped at
+the budget (RLIMIT_AS), and the table says what happened. The Python-vs-CLI runs alternate
+one Python fit and one CLI run, so drift of the machine falls on both.
 """
 import argparse
 import importlib.metadata
@@ -20,6 +22,7 @@ import json
 import os
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -38,7 +41,7 @@ from provenance import header
 ap = argparse.ArgumentParser()
 ap.add_argument("--threads", type=int, default=2)
 ap.add_argument("--repeats", type=int, default=5)
-ap.add_argument("--dbscan-n", type=int, nargs="+", default=[25_000, 50_000, 100_000, 200_000, 400_000])
+ap.add_argument("--dbscan-n", type=int, nargs="+", default=[25_000, 50_000, 100_000, 200_000, 400_000, 800_000])
 ap.add_argument("--dbscan-repeats", type=int, default=3)
 ap.add_argument("--sklearn-budget-gb", type=float, default=6.0)
 ap.add_argument("--sklearn-extra-python", help="an interpreter with scikit-learn-extra (numpy < 2)")
@@ -78,17 +81,41 @@ def ratio(a, b):
     return f"{ma / mb:.2f}"
 
 
-def cli(tmp, sub, X, *flags):
-    """Fit seconds reported by the CLI for the same work (distances included for k-medoids)."""
+def versus_cli(tmp, fit, sub, X, *flags):
+    """(Python seconds, CLI fit seconds) of the same fit, the two interleaved run by run so
+    that the machine's drift falls on both; the CLI's are its --json fit seconds (distances
+    included for k-medoids)."""
     xp = Path(tmp) / "x.npy"
     np.save(xp, X)
-    secs = []
+    py, secs = [], []
     for _ in range(args.repeats):
+        t0 = time.perf_counter()
+        fit()
+        py.append(time.perf_counter() - t0)
         out = subprocess.run([args.clustr, sub, str(xp), "--threads", str(T), "--json", "--quiet", *flags],
                              check=True, capture_output=True, text=True)
         v = json.loads(out.stdout)
         secs.append(sum(s for k, s in v["seconds"].items() if k in ("fit", "distances")))
-    return secs
+    return py, secs
+
+
+def sklearn_dbscan_capped(tmp, X, eps, ms, budget_gb):
+    """scikit-learn's DBSCAN in a child process whose address space is capped at the budget:
+    what happens when its neighbourhood lists do not fit (measured, not predicted)."""
+    xp = Path(tmp) / "dbscan.npy"
+    np.save(xp, X)
+    child = (
+        "import resource, time, numpy as np\n"
+        f"resource.setrlimit(resource.RLIMIT_AS, ({int(budget_gb * 2**30)}, {int(budget_gb * 2**30)}))\n"
+        "from sklearn.cluster import DBSCAN\n"
+        f"X = np.load({str(xp)!r}); t0 = time.perf_counter()\n"
+        "try:\n"
+        f"    DBSCAN(eps={eps}, min_samples={ms}, n_jobs={T}).fit(X); print('fitted', time.perf_counter() - t0)\n"
+        "except MemoryError as e:\n"
+        "    print('MemoryError after %.1f s' % (time.perf_counter() - t0))\n"
+    )
+    r = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True)
+    return (r.stdout.strip() or r.stderr.strip().splitlines()[-1:] or ["exit %d" % r.returncode])
 
 
 rows, cli_rows, notes = [], [], []
@@ -100,8 +127,8 @@ with threadpool_limits(limits=T), tempfile.TemporaryDirectory() as tmp:
     ref, b, pb = measured(lambda: skc.KMeans(64, init=init, n_init=1, algorithm="lloyd").fit(X), args.repeats)
     rows.append(("k-means 100,000 × 32, k = 64 (same centres)", "scikit-learn KMeans(lloyd)", a, b, pa, pb,
                  f"ARI {adjusted_rand_score(ours.labels_, ref.labels_):.4f}, inertia ratio {ours.inertia_ / ref.inertia_:.6f}"))
-    _, py, _ = measured(lambda: clustr.KMeans(64, random_state=3, n_threads=T).fit(X), args.repeats)
-    cli_rows.append(("KMeans 100,000 × 32, k = 64", py, cli(tmp, "kmeans", X, "--k", "64", "--seed", "3")))
+    cli_rows.append(("KMeans 100,000 × 32, k = 64", *versus_cli(
+        tmp, lambda: clustr.KMeans(64, random_state=3, n_threads=T).fit(X), "kmeans", X, "--k", "64", "--seed", "3")))
 
     # Gaussian mixture: the same starting parameters to both.
     X, _ = make_blobs(50_000, 8, centers=10, cluster_std=5.0, random_state=1)
@@ -111,8 +138,9 @@ with threadpool_limits(limits=T), tempfile.TemporaryDirectory() as tmp:
     ref, b, pb = measured(lambda: skm.GaussianMixture(10, **init).fit(X), args.repeats)
     rows.append(("GMM full, 50,000 × 8, k = 10 (same start)", "scikit-learn GaussianMixture", a, b, pa, pb,
                  f"lower bound {ours.lower_bound_:.9f} / {ref.lower_bound_:.9f}, iterations {ours.n_iter_} / {ref.n_iter_}"))
-    _, py, _ = measured(lambda: clustr.GaussianMixture(10, random_state=3, n_threads=T).fit(X), args.repeats)
-    cli_rows.append(("GaussianMixture 50,000 × 8, k = 10", py, cli(tmp, "gmm", X, "--k", "10", "--seed", "3")))
+    cli_rows.append(("GaussianMixture 50,000 × 8, k = 10", *versus_cli(
+        tmp, lambda: clustr.GaussianMixture(10, random_state=3, n_threads=T).fit(X), "gmm", X, "--k", "10",
+        "--seed", "3")))
 
     # k-medoids: FasterPAM from the same medoids, from points (distances included on both sides).
     X, _ = make_blobs(10_000, 8, centers=20, cluster_std=2.0, random_state=2)
@@ -128,9 +156,9 @@ with threadpool_limits(limits=T), tempfile.TemporaryDirectory() as tmp:
                      f"loss {ours.inertia_:.6f} / {ref.loss:.6f}, same medoids: {sorted(ours.medoid_indices_) == sorted(ref.medoids)}"))
     except ImportError:
         notes.append("kmedoids is not installed: no FasterPAM comparison.")
-    _, py, _ = measured(lambda: clustr.KMedoids(20, random_state=3, n_threads=T).fit(X), args.repeats)
-    cli_rows.append(("KMedoids fasterpam 10,000 × 8, k = 20", py,
-                     cli(tmp, "fasterpam", X, "--k", "20", "--seed", "3", "--dtype", "f64")))
+    cli_rows.append(("KMedoids fasterpam 10,000 × 8, k = 20", *versus_cli(
+        tmp, lambda: clustr.KMedoids(20, random_state=3, n_threads=T).fit(X), "fasterpam", X, "--k", "20",
+        "--seed", "3", "--dtype", "f64")))
 
     # CLARA-type on more points than scikit-learn-extra handles.
     X, _ = make_blobs(200_000, 8, centers=20, cluster_std=2.0, random_state=3)
@@ -161,10 +189,9 @@ with threadpool_limits(limits=T), tempfile.TemporaryDirectory() as tmp:
     else:
         notes.append(f"scikit-learn-extra is not installable beside numpy 2 and scikit-learn >= 1.6 (give "
                      f"--sklearn-extra-python); clustr FasterCLARA on 200,000 × 8, k = 20: {fmt(a)} s.")
-    _, py, _ = measured(lambda: clustr.KMedoids(20, method="fasterclara", random_state=3, n_threads=T).fit(X),
-                        args.repeats)
-    cli_rows.append(("KMedoids fasterclara 200,000 × 8, k = 20", py,
-                     cli(tmp, "fasterclara", X, "--k", "20", "--seed", "3", "--dtype", "f64")))
+    cli_rows.append(("KMedoids fasterclara 200,000 × 8, k = 20", *versus_cli(
+        tmp, lambda: clustr.KMedoids(20, method="fasterclara", random_state=3, n_threads=T).fit(X), "fasterclara",
+        X, "--k", "20", "--seed", "3", "--dtype", "f64")))
 
     # DBSCAN on dense 2-d data at growing n (uniform square, fixed eps: neighbours grow with n).
     dbscan = []
@@ -175,14 +202,18 @@ with threadpool_limits(limits=T), tempfile.TemporaryDirectory() as tmp:
         ours, a, pa = measured(lambda: clustr.DBSCAN(eps=eps, min_samples=ms, n_threads=T).fit(X),
                                args.dbscan_repeats)
         if predicted > args.sklearn_budget_gb * 1024:
-            dbscan.append((n, a, None, pa, None, f"not run: predicted {predicted / 1024:.1f} GB > budget"))
-            continue
+            outcome = sklearn_dbscan_capped(tmp, X, eps, ms, args.sklearn_budget_gb)
+            dbscan.append((n, a, None, pa, None, f"scikit-learn capped at {args.sklearn_budget_gb:g} GB "
+                                                 f"(its lists would need ≈ {predicted / 1024:.1f} GB): {outcome}"))
+            break
         ref, b, pb = measured(lambda: skc.DBSCAN(eps=eps, min_samples=ms, n_jobs=T).fit(X), args.dbscan_repeats)
         same = bool(np.array_equal(ours.labels_, ref.labels_))
         dbscan.append((n, a, b, pa, pb, f"labels equal: {same}"))
         predicted = 4 * pb
-    _, py, _ = measured(lambda: clustr.DBSCAN(eps=0.02, min_samples=50, n_threads=T).fit(X), args.repeats)
-    cli_rows.append((f"DBSCAN {len(X):,} × 2", py, cli(tmp, "dbscan", X, "--eps", "0.02", "--min-samples", "50")))
+    X = np.random.RandomState(args.dbscan_n[-2]).rand(args.dbscan_n[-2], 2)
+    cli_rows.append((f"DBSCAN {len(X):,} × 2", *versus_cli(
+        tmp, lambda: clustr.DBSCAN(eps=0.02, min_samples=50, n_threads=T).fit(X), "dbscan", X, "--eps", "0.02",
+        "--min-samples", "50")))
 
 lines = header([T]) + [
     f"clustr {clustr.__version__} (Python) vs scikit-learn {sklearn.__version__} and peers, one Python process, "
