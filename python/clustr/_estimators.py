@@ -18,24 +18,10 @@ from sklearn.base import (
     _fit_context,
 )
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted, check_non_negative
+from sklearn.utils.validation import _check_sample_weight, _num_samples, check_is_fitted, check_non_negative
 
 from . import _clustr
 from ._base import METRICS, RANDOM_STATE, THREADS, metric_name, n_threads, nearest, pairwise, points, seed
-
-__all__ = [
-    "KMeans",
-    "MiniBatchKMeans",
-    "GaussianMixture",
-    "KMedoids",
-    "DBSCAN",
-    "OPTICS",
-    "PowerKMeans",
-    "RffKpkm",
-    "IpRffMkpkm",
-    "expected_failed_checks",
-]
-
 
 class _Centroids(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, BaseEstimator):
     """Shared by the estimators whose model is k centres in the input space: ``predict``
@@ -220,11 +206,8 @@ class MiniBatchKMeans(_Centroids):
 
 def _precisions_to_covariances(precisions, covariance_type):
     p = np.asarray(precisions, dtype=np.float64)
-    if covariance_type == "full":
-        return np.ascontiguousarray(np.linalg.inv(p))
-    if covariance_type == "tied":
-        return np.ascontiguousarray(np.linalg.inv(p))
-    return np.ascontiguousarray(1.0 / p)
+    inverse = np.linalg.inv(p) if covariance_type in ("full", "tied") else 1.0 / p
+    return np.ascontiguousarray(inverse)
 
 
 def _precisions_from_cholesky(prec_chol, covariance_type):
@@ -377,20 +360,18 @@ class GaussianMixture(DensityMixin, BaseEstimator):
     def score(self, X, y=None):
         return float(self.score_samples(X).mean())
 
-    def _n_parameters(self):
-        k, d = self.means_.shape
-        cov = {"full": k * d * (d + 1) / 2, "tied": d * (d + 1) / 2, "diag": k * d, "spherical": k}
-        return int(cov[self.covariance_type] + k * d + k - 1)
+    def _criterion(self, X, per_parameter):
+        """−2·n·score + per_parameter · (free parameters), from one pass over X."""
+        _, scores, n_parameters = self._e_step(X)
+        return -2 * scores.sum() + per_parameter * n_parameters
 
     def bic(self, X):
         """Bayesian information criterion (lower is better)."""
-        n = np.asarray(X).shape[0]
-        return -2 * self.score(X) * n + self._n_parameters() * np.log(n)
+        return self._criterion(X, np.log(_num_samples(X)))
 
     def aic(self, X):
         """Akaike information criterion (lower is better)."""
-        n = np.asarray(X).shape[0]
-        return -2 * self.score(X) * n + 2 * self._n_parameters()
+        return self._criterion(X, 2.0)
 
 
 class KMedoids(ClusterMixin, TransformerMixin, BaseEstimator):

@@ -345,17 +345,7 @@ fn pairwise<'py>(
 }
 
 fn covariance_type(name: &str) -> PyResult<CovarianceType> {
-    Ok(match name {
-        "full" => CovarianceType::Full,
-        "tied" => CovarianceType::Tied,
-        "diag" => CovarianceType::Diag,
-        "spherical" => CovarianceType::Spherical,
-        other => {
-            return Err(PyValueError::new_err(format!(
-                "unknown covariance_type {other:?}"
-            )))
-        }
-    })
+    name.parse().map_err(to_py)
 }
 
 /// Covariances of `kind` from a numpy array of the matching rank.
@@ -471,7 +461,8 @@ fn gmm_fit<'py>(
     )
 }
 
-/// Posterior probabilities (n × k) and log-likelihood of each point under a mixture.
+/// Posterior probabilities (n × k) and log-likelihood of each point under a mixture, and the
+/// mixture's number of free parameters (for BIC and AIC).
 #[pyfunction]
 #[allow(clippy::too_many_arguments)]
 fn gmm_e_step<'py>(
@@ -482,13 +473,17 @@ fn gmm_e_step<'py>(
     means: PyReadonlyArray2<'py, f64>,
     covs: Bound<'py, PyAny>,
     n_threads: usize,
-) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
+) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>, usize)> {
     let model = GaussianMixtureModel::from_mixture(mixture(covariance_type_name, weights, means, &covs)?);
     let v = x.as_array();
     let (proba, scores) = run(py, n_threads, |_| {
         Ok((model.predict_proba(v)?, model.score_samples(v)?))
     })?;
-    Ok((arr2(py, proba), scores.into_pyarray(py).into_any()))
+    Ok((
+        arr2(py, proba),
+        scores.into_pyarray(py).into_any(),
+        model.mixture.n_parameters(),
+    ))
 }
 
 /// Which k-medoids algorithm a `method` name runs.

@@ -68,6 +68,26 @@ impl CovarianceType {
     }
 }
 
+impl std::str::FromStr for CovarianceType {
+    type Err = Error;
+    /// scikit-learn's names: `full`, `tied`, `diag`, `spherical`.
+    fn from_str(s: &str) -> Result<Self> {
+        Ok(match s {
+            "full" => CovarianceType::Full,
+            "tied" => CovarianceType::Tied,
+            "diag" => CovarianceType::Diag,
+            "spherical" => CovarianceType::Spherical,
+            other => {
+                return Err(Error::param(
+                    "covariance",
+                    other,
+                    "expected full, tied, diag or spherical",
+                ))
+            }
+        })
+    }
+}
+
 /// Covariance matrices, or the Cholesky factors of the precisions, in scikit-learn's shapes.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Covariances {

@@ -53,23 +53,9 @@ pub struct GmmArgs {
     output: OutputArgs,
 }
 
-pub fn covariance_type(name: &str) -> CliResult<CovarianceType> {
-    Ok(match name {
-        "full" => CovarianceType::Full,
-        "tied" => CovarianceType::Tied,
-        "diag" => CovarianceType::Diag,
-        "spherical" => CovarianceType::Spherical,
-        other => {
-            return Err(CliError::usage(format!(
-                "invalid parameter covariance = {other}: expected full, tied, diag or spherical"
-            )))
-        }
-    })
-}
-
 pub fn run_gmm(a: GmmArgs) -> CliResult {
     let started = Instant::now();
-    let ct = covariance_type(&a.covariance)?;
+    let ct: CovarianceType = a.covariance.parse()?;
     if a.distributed && (a.proba_out.is_some() || a.init_labels.is_some() || a.sample_weight.is_some()) {
         return Err(CliError::usage(
             "--proba-out, --init-labels and --sample-weight are not available with --distributed",
@@ -200,7 +186,7 @@ pub fn run_ppp(a: PppArgs) -> CliResult {
     let started = Instant::now();
     let params = Ppp::new(a.k_min, a.k_max)
         .n_runs(a.seeds)
-        .covariance_type(covariance_type(&a.covariance)?)
+        .covariance_type(a.covariance.parse()?)
         .tie_tolerance(a.tie_tolerance)
         .separable_threshold(a.separable_threshold)
         .seed(a.seed);
