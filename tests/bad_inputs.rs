@@ -398,6 +398,53 @@ fn every_subcommand_refuses_bad_input_cleanly() {
             }
         }
     }
+    // Sample weights (GOOD has 8 points): negative, NaN, all zero, too few, two columns; and
+    // for k-means, fewer positive weights than k.
+    for (name, text) in [
+        ("wneg.csv", "1\n1\n1\n-1\n1\n1\n1\n1\n"),
+        ("wnan.csv", "1\n1\n1\nNaN\n1\n1\n1\n1\n"),
+        ("wzero.csv", "0\n0\n0\n0\n0\n0\n0\n0\n"),
+        ("wshort.csv", "1\n1\n1\n"),
+        ("wtwo.csv", "1,1\n1,1\n1,1\n1,1\n1,1\n1,1\n1,1\n1,1\n"),
+        ("wone.csv", "0\n0\n0\n5\n0\n0\n0\n0\n"),
+    ] {
+        std::fs::write(d.join(name), text).unwrap();
+    }
+    for sub in ["kmeans", "minibatch-kmeans", "gmm", "dbscan"] {
+        let params: &[&str] = if sub == "dbscan" {
+            &["--eps", "2"]
+        } else {
+            &["--k", "2"]
+        };
+        for (file, needle) in [
+            ("wneg.csv", "negative"),
+            ("wnan.csv", "row 3"),
+            ("wzero.csv", "positive"),
+            ("wshort.csv", "expected 8"),
+            ("wtwo.csv", "one column"),
+            ("wone.csv", "k = 2"),
+        ] {
+            if sub == "dbscan" && matches!(file, "wneg.csv" | "wzero.csv" | "wone.csv") {
+                continue; // DBSCAN takes negative and zero weights, as scikit-learn
+            }
+            count += 1;
+            let mut args: Vec<String> = [
+                sub,
+                "good.csv",
+                "--sample-weight",
+                file,
+                "--labels-out",
+                "out.npy",
+            ]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+            args.extend(params.iter().map(|s| s.to_string()));
+            if let Some(why) = judge(d, &args, "out.npy", true, needle) {
+                failures.push(format!("{sub} / sample weights {file}: {why}"));
+            }
+        }
+    }
     // eval: bad label, truth, data and matrix files (it writes no file).
     for (name, text) in [
         ("l3.csv", "0\n1\n1\n"),

@@ -151,3 +151,205 @@ fn hamerly_elkan_and_auto_equal_lloyd() {
     assert_eq!(Algorithm::Auto.resolve(100_000, 1024, 16), Algorithm::Hamerly);
     assert_eq!(Algorithm::Auto.resolve(100_000, 4096, 64), Algorithm::Hamerly);
 }
+
+#[test]
+fn weighted_lloyd_matches_sklearn_from_the_same_centres() {
+    let f: Value = serde_json::from_str(include_str!("fixtures/sklearn_reference.json")).unwrap();
+    let blobs = f["kmeans"].as_array().unwrap()[0]["x"].clone();
+    let cases = f["kmeans_weighted"].as_array().unwrap();
+    assert_eq!(cases.len(), 12);
+    for case in cases {
+        let name = case["data"].as_str().unwrap();
+        let x = if name == "digits" {
+            clustr::datasets::load("digits").unwrap().data
+        } else {
+            matrix(&blobs)
+        };
+        let k = case["k"].as_u64().unwrap() as usize;
+        let w: Vec<f64> = serde_json::from_value(case["sample_weight"].clone()).unwrap();
+        // scikit-learn's elkan gives lloyd's result, as ours: every algorithm against both.
+        for alg in [Algorithm::Lloyd, Algorithm::Hamerly, Algorithm::Elkan] {
+            let what = format!(
+                "{name} k={k} {} weights, sklearn {}, ours {alg:?}",
+                case["weights"], case["algorithm"]
+            );
+            let m = KMeans::new(k)
+                .init(KMeansInit::Given(matrix(&case["init"])))
+                .algorithm(alg)
+                .sample_weight(w.clone())
+                .fit(&x.view())
+                .unwrap();
+            let labels: Vec<i64> = serde_json::from_value(case["labels"].clone()).unwrap();
+            assert_eq!(m.labels, labels, "{what}: labels");
+            for ((i, j), c) in matrix(&case["centers"]).indexed_iter() {
+                assert!(
+                    (m.centers[[i, j]] - c).abs() <= 1e-9 * (1.0 + c.abs()),
+                    "{what}: centre [{i}][{j}] {} vs {c}",
+                    m.centers[[i, j]]
+                );
+            }
+            let inertia = case["inertia"].as_f64().unwrap();
+            assert!(
+                (m.inertia - inertia).abs() <= 1e-9 * inertia,
+                "{what}: inertia {} vs {inertia}",
+                m.inertia
+            );
+            assert_eq!(
+                m.n_iter as u64,
+                case["n_iter"].as_u64().unwrap(),
+                "{what}: n_iter"
+            );
+        }
+    }
+}
+
+/// Blobs with integer weights 0..=3, and the same rows repeated that many times.
+fn weighted_and_repeated(seed: u64) -> (Array2<f64>, Vec<f64>, Array2<f64>, Vec<usize>) {
+    let x = clustr::datasets::Blobs::new(900, 5)
+        .n_features(3)
+        .cluster_std(1.5)
+        .seed(seed)
+        .generate()
+        .unwrap()
+        .data;
+    let w: Vec<f64> = (0..x.nrows())
+        .map(|i| ((i * 7 + seed as usize) % 4) as f64)
+        .collect();
+    let rows: Vec<usize> = (0..x.nrows())
+        .flat_map(|i| std::iter::repeat_n(i, w[i] as usize))
+        .collect();
+    let repeated = x.select(ndarray::Axis(0), &rows);
+    (x, w, repeated, rows)
+}
+
+#[test]
+fn integer_weights_equal_repeated_rows() {
+    for seed in [1, 2, 3] {
+        let (x, w, repeated, rows) = weighted_and_repeated(seed);
+        let init = KMeans::new(6)
+            .seed(seed)
+            .n_init(1)
+            .max_iter(1)
+            .fit(&x.view())
+            .unwrap()
+            .centers;
+        for alg in [Algorithm::Lloyd, Algorithm::Hamerly, Algorithm::Elkan] {
+            let params = KMeans::new(6)
+                .init(KMeansInit::Given(init.clone()))
+                .algorithm(alg);
+            let weighted = params.clone().sample_weight(w.clone()).fit(&x.view()).unwrap();
+            let copies = params.fit(&repeated.view()).unwrap();
+            let what = format!("seed {seed} {alg:?}");
+            let copied_labels: Vec<i64> = rows.iter().map(|&i| weighted.labels[i]).collect();
+            assert_eq!(copied_labels, copies.labels, "{what}: labels");
+            assert_eq!(weighted.n_iter, copies.n_iter, "{what}: n_iter");
+            assert!(
+                (weighted.inertia - copies.inertia).abs() <= 1e-9 * copies.inertia,
+                "{what}"
+            );
+            for (a, b) in weighted.centers.iter().zip(&copies.centers) {
+                assert!((a - b).abs() <= 1e-9 * (1.0 + b.abs()), "{what}: {a} vs {b}");
+            }
+        }
+    }
+}
+
+#[test]
+fn weighted_seeding_and_invariants() {
+    let (x, w, _, _) = weighted_and_repeated(4);
+    for init in [KMeansInit::KMeansPlusPlus, KMeansInit::Random] {
+        for seed in 0..20 {
+            let m = KMeans::new(6)
+                .init(init.clone())
+                .n_init(1)
+                .max_iter(1)
+                .seed(seed)
+                .sample_weight(w.clone())
+                .fit(&x.view())
+                .unwrap();
+            // Weighted inertia: Σ wᵢ·‖xᵢ − c(i)‖², with every label its nearest centre.
+            let t = m.transform(x.view()).unwrap();
+            let mut inertia = 0.0;
+            for (i, row) in t.rows().into_iter().enumerate() {
+                let best = row.iter().cloned().fold(f64::INFINITY, f64::min);
+                assert_eq!(row[m.labels[i] as usize], best);
+                inertia += w[i] * best * best;
+            }
+            assert!(
+                (inertia - m.inertia).abs() <= 1e-9 * inertia,
+                "{init:?} seed {seed}"
+            );
+        }
+    }
+    // Seeding never picks a point of weight 0: with one iteration from k-means++ the centres
+    // are weighted means, so check the seeds directly through max_iter 0 instead.
+    let seeds_of = |init: KMeansInit, seed: u64| {
+        let mut m = KMeans::new(6)
+            .init(init)
+            .n_init(1)
+            .seed(seed)
+            .sample_weight(w.clone());
+        m.max_iter = 0;
+        m.fit(&x.view()).unwrap().centers
+    };
+    for init in [KMeansInit::KMeansPlusPlus, KMeansInit::Random] {
+        for seed in 0..20 {
+            for c in seeds_of(init.clone(), seed).rows() {
+                let i = x.rows().into_iter().position(|r| r == c).expect("a data point");
+                assert!(w[i] > 0.0, "{init:?} seed {seed}: seeded on row {i} of weight 0");
+            }
+        }
+    }
+    // From the same centres, all weights 1 is the unweighted fit bit for bit, and scaling the
+    // weights changes nothing. (Seeding with weights draws ∝ w, another draw from the same
+    // distribution as the unweighted one.)
+    for alg in [Algorithm::Lloyd, Algorithm::Hamerly, Algorithm::Elkan] {
+        let start = KMeans::new(6).seed(3).max_iter(1).fit(&x.view()).unwrap().centers;
+        let given = KMeans::new(6).init(KMeansInit::Given(start)).algorithm(alg);
+        let plain = given.fit(&x.view()).unwrap();
+        let ones = given
+            .clone()
+            .sample_weight(vec![1.0; x.nrows()])
+            .fit(&x.view())
+            .unwrap();
+        assert_eq!(plain, ones, "{alg:?}");
+        let a = given.clone().sample_weight(w.clone()).fit(&x.view()).unwrap();
+        let b = given
+            .sample_weight(w.iter().map(|v| v * 1000.0).collect())
+            .fit(&x.view())
+            .unwrap();
+        assert_eq!(a.labels, b.labels);
+        assert!((a.inertia * 1000.0 - b.inertia).abs() <= 1e-9 * b.inertia);
+    }
+    // Any thread count gives the same weighted fit.
+    let fit = || {
+        KMeans::new(6)
+            .seed(5)
+            .sample_weight(w.clone())
+            .fit(&x.view())
+            .unwrap()
+    };
+    let one = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap()
+        .install(fit);
+    assert_eq!(one, fit());
+}
+
+#[test]
+fn bad_sample_weights_are_errors() {
+    let (x, w, _, _) = weighted_and_repeated(5);
+    let fit = |w: Vec<f64>| KMeans::new(3).sample_weight(w).fit(&x.view());
+    let mut bad = w.clone();
+    bad[10] = -1.0;
+    assert!(fit(bad).unwrap_err().to_string().contains("point 10"));
+    bad = w.clone();
+    bad[3] = f64::NAN;
+    assert!(fit(bad).is_err());
+    assert!(fit(w[1..].to_vec()).is_err());
+    assert!(fit(vec![0.0; x.nrows()]).is_err());
+    let mut two = vec![0.0; x.nrows()];
+    (two[0], two[1]) = (1.0, 2.0);
+    assert!(fit(two).unwrap_err().to_string().contains("at least k = 3"));
+}

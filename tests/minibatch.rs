@@ -192,3 +192,103 @@ fn bad_input_is_an_error() {
         .unwrap_err();
     assert!(err.to_string().contains("C-order"), "{err}");
 }
+
+/// Weighted steps: each centre moves to the weighted running mean of its points (the oracle
+/// computed here), the inertia is weighted, and integer weights count as copies.
+#[test]
+fn weighted_steps_are_the_weighted_running_mean() {
+    let x: Array2<f64> = array![[0.0, 0.0], [1.0, 0.0], [10.0, 10.0], [11.0, 12.0], [0.0, 2.0]];
+    let w = vec![1.0, 3.0, 0.5, 1.5, 0.0];
+    let init = array![[0.5, 0.5], [10.0, 10.0]];
+    let params = MiniBatchKMeans::new(2)
+        .init(KMeansInit::Given(init.clone()))
+        .batch_size(5)
+        .reassignment_ratio(0.0);
+    let mut m = params
+        .clone()
+        .sample_weight(w.clone())
+        .partial_fit(x.view())
+        .unwrap();
+    assert_eq!(m.labels, vec![0, 0, 1, 1, 0]);
+    assert_eq!(m.counts, vec![4.0, 2.0]);
+    assert_eq!(
+        m.centers,
+        array![[3.0 / 4.0, 0.0], [(5.0 + 16.5) / 2.0, (5.0 + 18.0) / 2.0]]
+    );
+    // Weighted inertia against the initial centres: 1·0.5 + 3·0.5 + 0.5·0 + 1.5·5 + 0·2.5.
+    assert!((m.inertia - 9.5).abs() < 1e-12);
+    m.partial_fit_weighted(array![[4.0f64, 2.0]].view(), Some(&[2.0]))
+        .unwrap();
+    assert_eq!(m.counts, vec![6.0, 2.0]);
+    assert!((m.centers[[0, 0]] - (0.75 * 4.0 + 8.0) / 6.0).abs() < 1e-15);
+    assert!((m.centers[[0, 1]] - 4.0 / 6.0).abs() < 1e-15);
+    // Integer weights: the same step as the rows repeated.
+    let int_w = [2usize, 1, 3, 1, 1];
+    let rows: Vec<usize> = (0..5).flat_map(|i| std::iter::repeat_n(i, int_w[i])).collect();
+    let copies = params
+        .clone()
+        .batch_size(8)
+        .partial_fit(x.select(Axis(0), &rows).view())
+        .unwrap();
+    let weighted = params
+        .sample_weight(int_w.iter().map(|&v| v as f64).collect())
+        .partial_fit(x.view())
+        .unwrap();
+    assert_eq!(weighted.centers, copies.centers);
+    assert_eq!(weighted.counts, copies.counts);
+    assert!((weighted.inertia - copies.inertia).abs() < 1e-12);
+    assert!(m
+        .partial_fit_weighted(array![[4.0f64, 2.0]].view(), Some(&[-1.0]))
+        .is_err());
+}
+
+#[test]
+fn weighted_fit_invariants_and_errors() {
+    let (x, _) = blobs(5_000, 4, 9);
+    let w: Vec<f64> = (0..x.nrows()).map(|i| (i % 5) as f64 * 0.5).collect();
+    let start = KMeans::new(4).seed(2).max_iter(1).fit(&x.view()).unwrap().centers;
+    let params = MiniBatchKMeans::new(4).batch_size(256).seed(3);
+    // From given centres, weights all 1 are the unweighted fit, bit for bit.
+    let given = params.clone().init(KMeansInit::Given(start));
+    let plain = given.fit(&x.view()).unwrap();
+    let ones = given
+        .clone()
+        .sample_weight(vec![1.0; x.nrows()])
+        .fit(&x.view())
+        .unwrap();
+    assert_eq!(plain, ones);
+    for init in [KMeansInit::KMeansPlusPlus, KMeansInit::Random] {
+        let m = params
+            .clone()
+            .init(init)
+            .sample_weight(w.clone())
+            .fit(&x.view())
+            .unwrap();
+        // The final inertia is Σ wᵢ·‖xᵢ − nearest centre‖², labels the nearest centres.
+        let t = m.transform(x.view()).unwrap();
+        let mut inertia = 0.0;
+        for (i, row) in t.rows().into_iter().enumerate() {
+            let best = row.iter().cloned().fold(f64::INFINITY, f64::min);
+            assert_eq!(row[m.labels[i] as usize], best);
+            inertia += w[i] * best * best;
+        }
+        assert!((inertia - m.inertia).abs() <= 1e-9 * inertia);
+        assert!((m.counts.iter().sum::<f64>()) > 0.0);
+        // Same for any thread count.
+        let one = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .unwrap()
+            .install(|| params.clone().sample_weight(w.clone()).fit(&x.view()).unwrap());
+        assert_eq!(
+            one,
+            params.clone().sample_weight(w.clone()).fit(&x.view()).unwrap()
+        );
+    }
+    let fit = |w: Vec<f64>| params.clone().sample_weight(w).fit(&x.view());
+    assert!(matches!(fit(w[1..].to_vec()), Err(Error::ShapeMismatch { .. })));
+    assert!(fit(vec![0.0; x.nrows()]).is_err());
+    let mut neg = w.clone();
+    neg[7] = -0.5;
+    assert!(fit(neg).is_err());
+}

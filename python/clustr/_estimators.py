@@ -33,21 +33,28 @@ class _Centroids(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin
         X = points(self, X, reset=False)
         return nearest(X, self.cluster_centers_, "sqeuclidean", n_threads(self))[0]
 
-    def fit_predict(self, X, y=None):
-        return self.fit(X).labels_
+    def _fit(self, X, sample_weight):
+        # (not every centroid estimator takes sample weights)
+        return self.fit(X) if sample_weight is None else self.fit(X, sample_weight=sample_weight)
+
+    def fit_predict(self, X, y=None, sample_weight=None):
+        return self._fit(X, sample_weight).labels_
 
     def transform(self, X):
         check_is_fitted(self)
         X = points(self, X, reset=False)
         return pairwise(X, self.cluster_centers_, "euclidean", n_threads(self))
 
-    def fit_transform(self, X, y=None):
-        return self.fit(X).transform(X)
+    def fit_transform(self, X, y=None, sample_weight=None):
+        return self._fit(X, sample_weight).transform(X)
 
-    def score(self, X, y=None):
+    def score(self, X, y=None, sample_weight=None):
         check_is_fitted(self)
         X = points(self, X, reset=False)
-        return -float(nearest(X, self.cluster_centers_, "sqeuclidean", n_threads(self))[1].sum())
+        sq = nearest(X, self.cluster_centers_, "sqeuclidean", n_threads(self))[1]
+        if sample_weight is not None:
+            sq = sq * _check_sample_weight(sample_weight, X, dtype=np.float64)
+        return -float(sq.sum())
 
     @property
     def _n_features_out(self):
@@ -90,8 +97,9 @@ class KMeans(_Centroids):
     the time depends on it. ``verbose`` and ``copy_x`` are not taken (X is never modified).
 
     From the same initial centres, labels and inertia equal scikit-learn's (its
-    ``algorithm="lloyd"``). ``random_state`` seeds clustr's own generator, so the
-    k-means++ centres differ from scikit-learn's for the same integer.
+    ``algorithm="lloyd"``), with or without ``sample_weight``. ``random_state`` seeds
+    clustr's own generator, so the k-means++ centres differ from scikit-learn's for the same
+    integer.
     """
 
     _parameter_constraints = {
@@ -127,12 +135,15 @@ class KMeans(_Centroids):
         self.n_threads = n_threads
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y=None):
+    def fit(self, X, y=None, sample_weight=None):
         X = points(self, X, reset=True)
+        w = None
+        if sample_weight is not None:
+            w = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True).tolist()
         init, given = self._init_centers(X)
         out = _clustr.kmeans_fit(
             X, self.n_clusters, init, given, self._n_init(given), self.max_iter, self.tol,
-            seed(self.random_state), self.algorithm, n_threads(self),
+            seed(self.random_state), self.algorithm, w, n_threads(self),
         )
         self._set_centres(out, X)
         self.inertia_ = float(out["inertia"])
@@ -190,13 +201,16 @@ class MiniBatchKMeans(_Centroids):
         self.n_threads = n_threads
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y=None):
+    def fit(self, X, y=None, sample_weight=None):
         X = points(self, X, reset=True)
+        w = None
+        if sample_weight is not None:
+            w = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True).tolist()
         init, given = self._init_centers(X)
         out = _clustr.minibatch_kmeans_fit(
             X, self.n_clusters, init, given, self.batch_size, self.max_iter, self.tol,
             self.max_no_improvement, self.init_size, self._n_init(given),
-            self.reassignment_ratio, seed(self.random_state), n_threads(self),
+            self.reassignment_ratio, seed(self.random_state), w, n_threads(self),
         )
         self._set_centres(out, X)
         self.inertia_ = float(out["inertia"])
@@ -823,5 +837,12 @@ def expected_failed_checks(estimator):
         return {
             "check_clustering": "the check fits points (n × 2), not a square dissimilarity "
             "matrix, whatever the pairwise tag says",
+        }
+    if isinstance(estimator, (KMeans, MiniBatchKMeans, GaussianMixture)):
+        # scikit-learn declares the same for its KMeans and MiniBatchKMeans.
+        return {
+            "check_sample_weight_equivalence_on_dense_data": "seeding draws points in "
+            "proportion to their weights, so weighted and repeated rows start from different "
+            "draws of the same distribution; from the same start the fits are equal",
         }
     return {}

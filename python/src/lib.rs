@@ -175,7 +175,7 @@ fn indices(v: &[usize]) -> Vec<i64> {
 
 /// Lloyd-family k-means.
 #[pyfunction]
-#[pyo3(signature = (x, n_clusters, init, init_centers, n_init, max_iter, tol, seed, algorithm, n_threads))]
+#[pyo3(signature = (x, n_clusters, init, init_centers, n_init, max_iter, tol, seed, algorithm, sample_weight, n_threads))]
 #[allow(clippy::too_many_arguments)]
 fn kmeans_fit<'py>(
     py: Python<'py>,
@@ -188,6 +188,7 @@ fn kmeans_fit<'py>(
     tol: f64,
     seed: u64,
     algorithm: &str,
+    sample_weight: Option<Vec<f64>>,
     n_threads: usize,
 ) -> PyResult<Bound<'py, PyDict>> {
     let init = kmeans_init(init, init_centers)?;
@@ -207,6 +208,7 @@ fn kmeans_fit<'py>(
     if let Some(n) = n_init {
         est = est.n_init(n);
     }
+    est.sample_weight = sample_weight;
     with_points!(x, v => {
         let m = run(py, n_threads, |p| est.progress(p).fit(&v))?;
         out(py, vec![
@@ -230,7 +232,7 @@ fn kmeans_init(init: &str, centers: Option<PyReadonlyArray2<'_, f64>>) -> PyResu
 
 /// Mini-batch k-means on points in memory.
 #[pyfunction]
-#[pyo3(signature = (x, n_clusters, init, init_centers, batch_size, max_iter, tol, max_no_improvement, init_size, n_init, reassignment_ratio, seed, n_threads))]
+#[pyo3(signature = (x, n_clusters, init, init_centers, batch_size, max_iter, tol, max_no_improvement, init_size, n_init, reassignment_ratio, seed, sample_weight, n_threads))]
 #[allow(clippy::too_many_arguments)]
 fn minibatch_kmeans_fit<'py>(
     py: Python<'py>,
@@ -246,6 +248,7 @@ fn minibatch_kmeans_fit<'py>(
     n_init: Option<usize>,
     reassignment_ratio: f64,
     seed: u64,
+    sample_weight: Option<Vec<f64>>,
     n_threads: usize,
 ) -> PyResult<Bound<'py, PyDict>> {
     let mut est = MiniBatchKMeans::new(n_clusters)
@@ -262,6 +265,7 @@ fn minibatch_kmeans_fit<'py>(
     if let Some(n) = n_init {
         est = est.n_init(n);
     }
+    est.sample_weight = sample_weight;
     with_points!(x, v => {
         let m = run(py, n_threads, |p| est.progress(p).fit(&v))?;
         out(py, vec![

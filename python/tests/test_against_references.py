@@ -30,6 +30,37 @@ def test_kmeans_equals_sklearn_from_the_same_centres(blobs, algorithm, dtype):
     assert ours.score(X) == pytest.approx(ref.score(X), rel=1e-5)
 
 
+@pytest.mark.parametrize("algorithm", ["auto", "lloyd", "elkan", "hamerly"])
+@pytest.mark.parametrize("weights", ["float", "zeros"])
+def test_weighted_kmeans_equals_sklearn_from_the_same_centres(blobs, algorithm, weights):
+    rng = np.random.default_rng(7)
+    w = rng.uniform(0.1, 3.0, len(blobs))
+    if weights == "zeros":
+        w[rng.random(len(blobs)) < 0.3] = 0.0
+    init = blobs[np.random.RandomState(3).choice(len(blobs), 5, replace=False)]
+    ref = skc.KMeans(5, init=init, n_init=1, algorithm="lloyd", tol=1e-4, max_iter=300).fit(blobs, sample_weight=w)
+    ours = clustr.KMeans(5, init=init, algorithm=algorithm, tol=1e-4, max_iter=300).fit(blobs, sample_weight=w)
+    np.testing.assert_array_equal(ours.labels_, ref.labels_)
+    assert ours.n_iter_ == ref.n_iter_
+    assert ours.inertia_ == pytest.approx(ref.inertia_, rel=1e-9)
+    np.testing.assert_allclose(ours.cluster_centers_, ref.cluster_centers_, rtol=1e-9, atol=1e-9)
+    assert ours.score(blobs, sample_weight=w) == pytest.approx(ref.score(blobs, sample_weight=w), rel=1e-9)
+    np.testing.assert_array_equal(ours.fit_predict(blobs, sample_weight=w), ref.labels_)
+
+
+def test_weighted_minibatch_inertia_and_errors(blobs):
+    w = np.random.default_rng(1).integers(0, 4, len(blobs)).astype(float)
+    m = clustr.MiniBatchKMeans(5, batch_size=64, random_state=0).fit(blobs, sample_weight=w)
+    d2 = ((blobs[:, None, :] - m.cluster_centers_[None]) ** 2).sum(-1)
+    np.testing.assert_array_equal(m.labels_, d2.argmin(1))
+    assert m.inertia_ == pytest.approx((d2.min(1) * w).sum(), rel=1e-9)
+    for bad in [-w, np.zeros_like(w), w[:-1]]:
+        with pytest.raises(ValueError):
+            clustr.MiniBatchKMeans(5).fit(blobs, sample_weight=bad)
+        with pytest.raises(ValueError):
+            clustr.KMeans(5).fit(blobs, sample_weight=bad)
+
+
 @pytest.mark.parametrize("covariance_type", ["full", "tied", "diag", "spherical"])
 def test_gmm_log_likelihood_equals_sklearn_from_the_same_start(blobs, covariance_type):
     start = skm.GaussianMixture(5, covariance_type=covariance_type, max_iter=1, random_state=0).fit(blobs)

@@ -371,6 +371,20 @@ pub fn check_sample_weight(w: &[f64], n: usize, allow_negative: bool) -> Result<
     Ok(())
 }
 
+/// Checks that at least `k` points have a positive weight (seeding draws k distinct points in
+/// proportion to their weights).
+pub fn check_positive_weights(w: &[f64], k: usize) -> Result<()> {
+    let positive = w.iter().filter(|&&v| v > 0.0).count();
+    if positive < k {
+        return Err(Error::param(
+            "sample weights",
+            format!("{positive} positive"),
+            format!("at least k = {k} points need a positive weight"),
+        ));
+    }
+    Ok(())
+}
+
 /// [`check_points`] for one process's slice of the rows of a distributed run, which starts at
 /// global row `offset`: errors name the global row; a slice may be empty when the whole data
 /// is not (`n_global` rows).

@@ -789,7 +789,7 @@ impl PowerKMeans {
         let fit_once = |r: usize| -> Result<PowerKMeansModel<F>> {
             let schedule = self.schedule.for_run(r);
             let seeds = self.init.seeds(part.n_global, self.k, &mut rng, |rng| {
-                crate::kmeans::greedy_kmeans_plus_plus(x.view(), self.k, rng, part, comm)
+                crate::kmeans::greedy_kmeans_plus_plus(x.view(), None, self.k, rng, part, comm)
             })?;
             let on_cpu = || -> Result<(Array2<F>, PowerFit)> {
                 let mut space = Features::new(x.view(), &seeds, part, comm);

@@ -28,17 +28,18 @@
 //! variance scan and the final labelling, the passes over all rows, are split.
 
 use crate::backend::{AnyBackend, Backend, CpuBackend};
+use crate::comm::SingleProcess;
 use crate::comm::{agree, share_rows, single_process, Communicator, Partition, SharedComm};
 use crate::data::validate::{check_extents_global, check_slice, column_extents, merge_extents, Arithmetic};
 use crate::data::NpyRows;
 use crate::error::{Error, Result};
 use crate::estimator::{Clustering, Fit, Predict, Progress, ProgressFn};
-use crate::kmeans::{kmeans_plus_plus, KMeansInit};
+use crate::kmeans::{greedy_kmeans_plus_plus, random_rows, KMeansInit};
 use crate::memory::{check_fit, product, MemoryEstimate};
 use crate::metric::MetricKind;
 use crate::rng::SeededRng;
 use crate::scalar::Scalar;
-use ndarray::{s, Array2, ArrayView2, Axis, CowArray, Ix2};
+use ndarray::{s, Array2, ArrayView1, ArrayView2, Axis, CowArray, Ix2};
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
 
@@ -110,6 +111,12 @@ pub struct MiniBatchKMeans {
     /// Where the nearest centres of the batches and of the final pass are found (default:
     /// the CPU).
     pub backend: AnyBackend,
+    /// The weight of each point (scikit-learn's `sample_weight`; default all 1), as in
+    /// [`crate::kmeans::KMeans`]: seeding on the sample ∝ weight, each centre the running
+    /// weighted mean of its points (learning rate w / total weight), re-seeding by total
+    /// weight, weighted inertias. For [`MiniBatchKMeans::partial_fit`], the first batch's
+    /// weights. Not available in a distributed run.
+    pub sample_weight: Option<Vec<f64>>,
 }
 
 impl MiniBatchKMeans {
@@ -130,7 +137,13 @@ impl MiniBatchKMeans {
             progress: None,
             comm: single_process(),
             backend: AnyBackend::default(),
+            sample_weight: None,
         }
+    }
+    /// The weight of each point.
+    pub fn sample_weight(mut self, w: Vec<f64>) -> Self {
+        self.sample_weight = Some(w);
+        self
     }
     /// The backend of the nearest-centre searches.
     pub fn backend(mut self, backend: AnyBackend) -> Self {
@@ -225,6 +238,10 @@ impl MiniBatchKMeans {
         if self.chunk_size == Some(0) {
             return Err(Error::param("chunk_size", 0, "at least one row"));
         }
+        if let Some(w) = &self.sample_weight {
+            crate::data::validate::check_sample_weight(w, n, false)?;
+            crate::data::validate::check_positive_weights(w, self.k)?;
+        }
         if let Some(s) = self.init_size {
             if s < self.k {
                 return Err(Error::param(
@@ -245,16 +262,32 @@ impl MiniBatchKMeans {
         (rows / b * b).max(b)
     }
 
-    /// Initial centres from a sample of rows (`x` holds the sample).
-    fn init_centers<F: Scalar>(&self, sample: ArrayView2<F>, rng: &mut SeededRng) -> Result<Array2<F>> {
-        Ok(match &self.init {
-            KMeansInit::Given(c) => c.mapv(F::from_f64_lossy),
-            KMeansInit::KMeansPlusPlus => kmeans_plus_plus(sample, self.k, rng)?,
-            KMeansInit::Random => {
-                let idx = rand::seq::index::sample(rng, sample.nrows(), self.k).into_vec();
-                sample.select(Axis(0), &idx)
+    /// Initial centres from a sample of rows (`sample` holds the sample, `w` their weights).
+    fn init_centers<F: Scalar>(
+        &self,
+        sample: ArrayView2<F>,
+        w: Option<&[f64]>,
+        rng: &mut SeededRng,
+    ) -> Result<Array2<F>> {
+        let part = Partition {
+            offset: 0,
+            n_global: sample.nrows(),
+        };
+        let idx = match &self.init {
+            KMeansInit::Given(c) => return Ok(c.mapv(F::from_f64_lossy)),
+            KMeansInit::KMeansPlusPlus => {
+                greedy_kmeans_plus_plus(sample, w, self.k, rng, part, &SingleProcess)?
             }
-        })
+            KMeansInit::Random => random_rows(rng, sample.nrows(), self.k, w)?,
+        };
+        Ok(sample.select(Axis(0), &idx))
+    }
+
+    /// The weights of rows `idx` of this process (`None` without sample weights).
+    fn weights_of(&self, idx: &[usize]) -> Option<Vec<f64>> {
+        self.sample_weight
+            .as_ref()
+            .map(|w| idx.iter().map(|&i| w[i]).collect())
     }
 
     /// Fits on any row source (streamed chunk by chunk); in a distributed run, on this
@@ -264,7 +297,15 @@ impl MiniBatchKMeans {
         let (n_local, d) = (src.nrows(), src.ncols());
         let part = Partition::of(n_local, comm);
         let n = part.n_global;
+        if self.sample_weight.is_some() && comm.size() > 1 {
+            return Err(Error::param(
+                "sample_weight",
+                "given",
+                "not available in a distributed run",
+            ));
+        }
         agree(self.validate(n, d), comm)?;
+        let w = self.sample_weight.as_deref();
         agree(
             check_fit(
                 self,
@@ -284,7 +325,8 @@ impl MiniBatchKMeans {
             .init_size
             .unwrap_or(if 3 * batch < self.k { 3 * self.k } else { 3 * batch })
             .min(n);
-        let validation = read_sample(src, part, comm, &mut rng, init_size)?;
+        let (validation, validation_idx) = read_sample(src, part, comm, &mut rng, init_size)?;
+        let validation_w = self.weights_of(&validation_idx);
         let n_init = match (&self.init, self.n_init) {
             (_, Some(r)) => r,
             (KMeansInit::Random, None) => 3,
@@ -293,9 +335,15 @@ impl MiniBatchKMeans {
         let backend = self.backend.clone();
         let mut best: Option<(Array2<F>, f64)> = None;
         for _ in 0..n_init {
-            let sample = read_sample(src, part, comm, &mut rng, init_size)?;
-            let centers = self.init_centers(sample.view(), &mut rng)?;
-            let inertia = batch_inertia(&backend, validation.view(), centers.view())?.1;
+            let (sample, idx) = read_sample(src, part, comm, &mut rng, init_size)?;
+            let centers = self.init_centers(sample.view(), self.weights_of(&idx).as_deref(), &mut rng)?;
+            let inertia = batch_inertia(
+                &backend,
+                validation.view(),
+                validation_w.as_deref(),
+                centers.view(),
+            )?
+            .1;
             if best.as_ref().is_none_or(|b| inertia < b.1) {
                 best = Some((centers, inertia));
             }
@@ -328,18 +376,25 @@ impl MiniBatchKMeans {
                     // are then gathered in batch order (exactly, as f64) on every process.
                     let held_rows = rows.select(Axis(0), &held);
                     let (labels, dists) = nearest(&backend, held_rows.view(), state.centers.view())?;
-                    let mut ext = Array2::<f64>::zeros((held.len(), d + 2));
+                    let mut ext = Array2::<f64>::zeros((held.len(), d + 3));
                     for (r, mut e) in ext.rows_mut().into_iter().enumerate() {
                         e.iter_mut()
                             .zip(held_rows.row(r))
                             .for_each(|(e, v)| *e = v.to_f64_exact());
                         (e[d], e[d + 1]) = (labels[r] as f64, dists[r]);
+                        e[d + 2] = w.map_or(1.0, |w| w[local.0 + held[r]]);
                     }
                     let all = share_rows(ext.view(), part, n_local, idx, comm);
                     let b = all.slice(s![.., ..d]).mapv(F::from_f64_lossy);
                     let labels = all.column(d).iter().map(|&v| v as i64).collect();
                     let random_reassign = state.random_reassign(batch);
-                    let (inertia, shift) = state.apply(b.view(), labels, all.column(d + 1), random_reassign);
+                    let (inertia, shift) = state.apply(
+                        b.view(),
+                        labels,
+                        all.column(d + 1),
+                        all.column(d + 2),
+                        random_reassign,
+                    );
                     if conv.done(inertia, shift) {
                         converged = true;
                         break 'epochs;
@@ -360,7 +415,7 @@ impl MiniBatchKMeans {
         for lo in (0..n_local).step_by(chunk) {
             let hi = (lo + chunk).min(n_local);
             let rows = src.chunk(lo, hi)?;
-            let (l, i) = batch_inertia(&backend, rows.view(), state.centers.view())?;
+            let (l, i) = batch_inertia(&backend, rows.view(), w.map(|w| &w[lo..hi]), state.centers.view())?;
             labels.extend(l);
             inertia[0] += i;
         }
@@ -404,7 +459,8 @@ impl MiniBatchKMeans {
             .max(self.k)
             .min(batch.nrows());
         let idx = rand::seq::index::sample(&mut rng, batch.nrows(), init_size).into_vec();
-        let centers = self.init_centers(batch.select(Axis(0), &idx).view(), &mut rng)?;
+        let sample_w = self.weights_of(&idx);
+        let centers = self.init_centers(batch.select(Axis(0), &idx).view(), sample_w.as_deref(), &mut rng)?;
         let mut model = MiniBatchKMeansModel {
             counts: vec![0.0; self.k],
             centers: centers.clone(),
@@ -415,7 +471,7 @@ impl MiniBatchKMeans {
             converged: false,
             state: Stepper::new(centers, self.reassignment_ratio, rng),
         };
-        model.partial_fit(batch.view())?;
+        model.partial_fit_weighted(batch.view(), self.sample_weight.as_deref())?;
         Ok(model)
     }
 }
@@ -492,14 +548,14 @@ fn merge_moments(acc: &mut [f64], part: &[f64]) {
 }
 
 /// `size` distinct rows drawn at random from all processes' rows, in increasing row order, on
-/// every process.
+/// every process; with their global indices.
 fn read_sample<F: Scalar, S: RowSource<F>>(
     src: &S,
     part: Partition,
     comm: &dyn Communicator,
     rng: &mut SeededRng,
     size: usize,
-) -> Result<Array2<F>> {
+) -> Result<(Array2<F>, Vec<usize>)> {
     let mut idx = rand::seq::index::sample(rng, part.n_global, size).into_vec();
     idx.sort_unstable();
     let held = part.held(src.nrows(), &idx);
@@ -507,17 +563,22 @@ fn read_sample<F: Scalar, S: RowSource<F>>(
     for (r, &i) in held.iter().enumerate() {
         rows.row_mut(r).assign(&src.chunk(i, i + 1)?.row(0));
     }
-    Ok(share_rows(rows.view(), part, src.nrows(), &idx, comm))
+    Ok((share_rows(rows.view(), part, src.nrows(), &idx, comm), idx))
 }
 
-/// Nearest-centre labels of `x` and their inertia.
+/// Nearest-centre labels of `x` and their (weighted) inertia.
 fn batch_inertia<F: Scalar>(
     backend: &impl Backend,
     x: ArrayView2<F>,
+    w: Option<&[f64]>,
     centers: ArrayView2<F>,
 ) -> Result<(Vec<i64>, f64)> {
     let (labels, dists) = nearest(backend, x, centers)?;
-    Ok((labels, dists.iter().sum()))
+    let inertia = match w {
+        None => dists.iter().sum(),
+        Some(w) => dists.iter().zip(w).map(|(d, w)| d * w).sum(),
+    };
+    Ok((labels, inertia))
 }
 
 /// Nearest-centre labels of `x` and the squared distances to them.
@@ -568,37 +629,39 @@ impl<F: Scalar> Stepper<F> {
         false
     }
 
-    /// One mini-batch step (scikit-learn's `_mini_batch_step`): returns the batch inertia
-    /// before the update and the centres' squared movement.
+    /// One mini-batch step (scikit-learn's `_mini_batch_step`) on rows `x` of weights `w`:
+    /// returns the batch inertia before the update and the centres' squared movement.
     fn step(
         &mut self,
         backend: &impl Backend,
         x: ArrayView2<F>,
+        w: ArrayView1<f64>,
         random_reassign: bool,
     ) -> Result<(f64, f64)> {
         let (labels, dists) = nearest(backend, x, self.centers.view())?;
-        Ok(self.apply(x, labels, ndarray::ArrayView1::from(&dists), random_reassign))
+        Ok(self.apply(x, labels, ArrayView1::from(&dists), w, random_reassign))
     }
 
-    /// The update of [`Stepper::step`] given the batch's nearest centres and their squared
-    /// distances.
+    /// The update of [`Stepper::step`] given the batch's nearest centres, their squared
+    /// distances and the rows' weights.
     fn apply(
         &mut self,
         x: ArrayView2<F>,
         labels: Vec<i64>,
-        dists: ndarray::ArrayView1<f64>,
+        dists: ArrayView1<f64>,
+        w: ArrayView1<f64>,
         random_reassign: bool,
     ) -> (f64, f64) {
         let (k, d) = self.centers.dim();
-        let inertia = dists.iter().sum();
+        let inertia = dists.iter().zip(w).map(|(d, w)| d * w).sum();
         let mut sums = Array2::<f64>::zeros((k, d));
         let mut added = vec![0.0f64; k];
-        for (row, &l) in x.rows().into_iter().zip(&labels) {
-            added[l as usize] += 1.0;
+        for ((row, &l), &wi) in x.rows().into_iter().zip(&labels).zip(w) {
+            added[l as usize] += wi;
             sums.row_mut(l as usize)
                 .iter_mut()
                 .zip(row)
-                .for_each(|(s, v)| *s += v.to_f64_exact());
+                .for_each(|(s, v)| *s += wi * v.to_f64_exact());
         }
         let old = self.centers.clone();
         for c in (0..k).filter(|&c| added[c] > 0.0) {
@@ -714,7 +777,8 @@ impl Convergence {
 pub struct MiniBatchKMeansModel<F> {
     /// Centres, k × d.
     pub centers: Array2<F>,
-    /// Points each centre has been given (scikit-learn's `_counts`).
+    /// Total weight of the points each centre has been given (their number without sample
+    /// weights; scikit-learn's `_counts`).
     pub counts: Vec<f64>,
     /// Label of each point after `fit`; of the last batch after `partial_fit`.
     pub labels: Vec<i64>,
@@ -733,13 +797,29 @@ impl<F: Scalar> MiniBatchKMeansModel<F> {
     /// One more step on `batch` (scikit-learn's later `partial_fit` calls): labels and inertia
     /// become the batch's.
     pub fn partial_fit(&mut self, batch: ArrayView2<F>) -> Result<()> {
+        self.partial_fit_weighted(batch, None)
+    }
+
+    /// [`MiniBatchKMeansModel::partial_fit`] with the weights of the batch's rows.
+    pub fn partial_fit_weighted(&mut self, batch: ArrayView2<F>, w: Option<&[f64]>) -> Result<()> {
         crate::data::validate::check_points(batch)?;
         crate::data::validate::check_same_len("number of features", self.centers.ncols(), batch.ncols())?;
+        let ones;
+        let w = match w {
+            Some(w) => {
+                crate::data::validate::check_sample_weight(w, batch.nrows(), false)?;
+                ArrayView1::from(w)
+            }
+            None => {
+                ones = ndarray::Array1::ones(batch.nrows());
+                ones.view()
+            }
+        };
         let batch = crate::data::standard_layout(batch);
         let random_reassign = self.state.random_reassign(batch.nrows());
         let (inertia, _) = self
             .state
-            .step(&CpuBackend::default(), batch.view(), random_reassign)?;
+            .step(&CpuBackend::default(), batch.view(), w, random_reassign)?;
         self.centers = self.state.centers.clone();
         self.counts = self.state.counts.clone();
         self.labels = std::mem::take(&mut self.state.labels);
@@ -778,7 +858,7 @@ impl<F: Scalar> Predict<ArrayView2<'_, F>> for MiniBatchKMeansModel<F> {
     fn predict(&self, x: &ArrayView2<'_, F>) -> Result<Vec<i64>> {
         crate::data::validate::check_points(*x)?;
         crate::data::validate::check_same_len("number of features", self.centers.ncols(), x.ncols())?;
-        Ok(batch_inertia(&CpuBackend::default(), *x, self.centers.view())?.0)
+        Ok(batch_inertia(&CpuBackend::default(), *x, None, self.centers.view())?.0)
     }
 }
 

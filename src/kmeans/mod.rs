@@ -46,7 +46,10 @@ pub use minibatch::{MiniBatchKMeans, MiniBatchKMeansModel, RowSource};
 
 use crate::backend::{AnyBackend, Backend, CpuBackend};
 use crate::comm::{agree, fetch_rows, single_process, Communicator, Partition, SharedComm, SingleProcess};
-use crate::data::validate::{check_k, check_magnitude_global, check_points, check_slice, Arithmetic};
+use crate::data::validate::{
+    check_k, check_magnitude_global, check_points, check_positive_weights, check_sample_weight, check_slice,
+    Arithmetic,
+};
 use crate::error::{Error, Result};
 use crate::estimator::{Clustering, Fit, Predict, Progress, ProgressFn};
 use crate::memory::{check_fit, product, MemoryEstimate};
@@ -152,6 +155,12 @@ pub struct KMeans {
     /// Where Lloyd's nearest-centre assignment runs (default: the CPU). With another
     /// backend, `Auto` means Lloyd; Elkan's and Hamerly's bounds run on the CPU.
     pub backend: AnyBackend,
+    /// The weight of each point (scikit-learn's `sample_weight`; default all 1): centres are
+    /// weighted means, the inertia a weighted sum, and k-means++ and random seeding draw
+    /// points in proportion to their weight. An integer weight counts as that many copies of
+    /// the row. Not available in a distributed run. (Seeding with weights draws ∝ w, so all
+    /// weights 1 seed by other draws than no weights; from given centres they fit the same.)
+    pub sample_weight: Option<Vec<f64>>,
 }
 
 impl KMeans {
@@ -168,7 +177,13 @@ impl KMeans {
             progress: None,
             comm: single_process(),
             backend: AnyBackend::default(),
+            sample_weight: None,
         }
+    }
+    /// The weight of each point (see [`KMeans::sample_weight`](struct.KMeans.html#structfield.sample_weight)).
+    pub fn sample_weight(mut self, w: Vec<f64>) -> Self {
+        self.sample_weight = Some(w);
+        self
     }
     /// The communicator of a distributed run (see [`crate::comm`]).
     pub fn communicator(mut self, comm: SharedComm) -> Self {
@@ -225,6 +240,17 @@ impl KMeans {
         }
         if !(self.tol >= 0.0 && self.tol.is_finite()) {
             return Err(Error::param("tol", self.tol, "must be finite and non-negative"));
+        }
+        if let Some(w) = &self.sample_weight {
+            if part.n_global != x.nrows() {
+                return Err(Error::param(
+                    "sample_weight",
+                    "given",
+                    "not available in a distributed run",
+                ));
+            }
+            check_sample_weight(w, x.nrows(), false)?;
+            check_positive_weights(w, self.k)?;
         }
         self.init.check(self.k, x.ncols())
     }
@@ -325,17 +351,18 @@ impl<F: Scalar> Fit<ArrayView2<'_, F>> for KMeans {
         let n_init = self
             .n_init
             .unwrap_or(if self.init == KMeansInit::Random { 10 } else { 1 });
+        let w = self.sample_weight.as_deref();
         let mut rng = SeededRng::seed_from_u64(self.seed);
         let mut best: Option<KMeansModel<F>> = None;
         for _ in 0..n_init {
             let centers = match &self.init {
                 KMeansInit::Given(c) => c.mapv(F::from_f64_lossy),
                 KMeansInit::Random => {
-                    let idx = rand::seq::index::sample(&mut rng, part.n_global, self.k).into_vec();
+                    let idx = random_rows(&mut rng, part.n_global, self.k, w)?;
                     fetch_rows(x, part, &idx, comm)
                 }
                 KMeansInit::KMeansPlusPlus => {
-                    let idx = greedy_kmeans_plus_plus(x, self.k, &mut rng, part, comm)?;
+                    let idx = greedy_kmeans_plus_plus(x, w, self.k, &mut rng, part, comm)?;
                     fetch_rows(x, part, &idx, comm)
                 }
             };
@@ -346,6 +373,7 @@ impl<F: Scalar> Fit<ArrayView2<'_, F>> for KMeans {
             };
             let run = lloyd(
                 x,
+                w,
                 part,
                 comm,
                 &self.backend,
@@ -363,7 +391,18 @@ impl<F: Scalar> Fit<ArrayView2<'_, F>> for KMeans {
     }
 }
 
-/// Mean over features of the population variance, as scikit-learn's `_tolerance`.
+/// `k` distinct rows of `n` uniformly at random, or without replacement with probability ∝ w
+/// (scikit-learn's random seeding with sample weights).
+pub(crate) fn random_rows(rng: &mut SeededRng, n: usize, k: usize, w: Option<&[f64]>) -> Result<Vec<usize>> {
+    match w {
+        None => Ok(rand::seq::index::sample(rng, n, k).into_vec()),
+        Some(w) => rand::seq::index::sample_weighted(rng, n, |i| w[i], k)
+            .map(|idx| idx.into_vec())
+            .map_err(|e| Error::param("sample_weight", "given", format!("cannot draw {k} points: {e}"))),
+    }
+}
+
+/// Mean over features of the population variance (unweighted, as scikit-learn's `_tolerance`).
 fn mean_variance<F: Scalar>(x: ArrayView2<F>, n_global: usize, comm: &dyn Communicator) -> f64 {
     let n = n_global as f64;
     let mut means = column_sums(x, |_, v| v);
@@ -407,48 +446,61 @@ fn add_in_order(parts: Vec<Vec<f64>>, len: usize) -> Vec<f64> {
 /// Rows per chunk of the centre update (fixed, so sums do not depend on the thread count).
 const CHUNK: usize = 4096;
 
-/// What one assignment pass gathers: per-cluster coordinate sums (f64) and counts, the
-/// inertia and the labels — per chunk of [`CHUNK`] rows in row order, then chunk by chunk in
-/// order, so the sums do not depend on the thread count.
+/// What one assignment pass gathers: per-cluster weighted coordinate sums and total weights
+/// (f64), the weighted inertia and the labels — per chunk of [`CHUNK`] rows in row order, then
+/// chunk by chunk in order, so the sums do not depend on the thread count. Without sample
+/// weights every weight is 1, which leaves each product exact.
 struct Sums {
     sums: Vec<f64>,
-    counts: Vec<u64>,
+    weights: Vec<f64>,
     inertia: f64,
     labels: Vec<usize>,
     d: usize,
+}
+
+/// The weight of row `i` (1 without sample weights).
+fn weight_of(w: Option<&[f64]>, i: usize) -> f64 {
+    w.map_or(1.0, |w| w[i])
 }
 
 impl Sums {
     fn new(k: usize, d: usize) -> Self {
         Sums {
             sums: vec![0.0; k * d],
-            counts: vec![0; k],
+            weights: vec![0.0; k],
             inertia: 0.0,
             labels: Vec::new(),
             d,
         }
     }
 
-    /// Adds `rows` with their clusters.
-    fn add<F: Scalar>(&mut self, rows: ArrayView2<F>, labels: impl Iterator<Item = usize>) {
+    /// Adds `rows` (rows `first..` of the data) with their clusters.
+    fn add<F: Scalar>(
+        &mut self,
+        rows: ArrayView2<F>,
+        first: usize,
+        w: Option<&[f64]>,
+        labels: impl Iterator<Item = usize>,
+    ) {
         let d = self.d;
-        for (row, l) in rows.rows().into_iter().zip(labels) {
-            self.counts[l] += 1;
+        for (i, (row, l)) in rows.rows().into_iter().zip(labels).enumerate() {
+            let wi = weight_of(w, first + i);
+            self.weights[l] += wi;
             self.labels.push(l);
             let row = row.to_slice().expect("standard layout");
             self.sums[l * d..(l + 1) * d]
                 .iter_mut()
                 .zip(row)
-                .for_each(|(s, v)| *s += v.to_f64_exact());
+                .for_each(|(s, v)| *s += wi * v.to_f64_exact());
         }
     }
 
     /// Appends a later chunk's sums.
     fn merge(&mut self, later: Sums) {
         self.sums.iter_mut().zip(later.sums).for_each(|(a, b)| *a += b);
-        self.counts
+        self.weights
             .iter_mut()
-            .zip(later.counts)
+            .zip(later.weights)
             .for_each(|(a, b)| *a += b);
         self.inertia += later.inertia;
         self.labels.extend(later.labels);
@@ -473,8 +525,8 @@ impl Sums {
     }
 }
 
-/// Per-cluster coordinate sums and counts of `labels`, in f64.
-fn cluster_sums<F: Scalar>(x: ArrayView2<F>, labels: &[usize], k: usize) -> Sums {
+/// Per-cluster weighted coordinate sums and weights of `labels`, in f64.
+fn cluster_sums<F: Scalar>(x: ArrayView2<F>, w: Option<&[f64]>, labels: &[usize], k: usize) -> Sums {
     let d = x.ncols();
     let parts = |rows: ArrayView2<F>, start: usize| -> Result<Vec<Sums>> {
         Ok(rows
@@ -484,7 +536,12 @@ fn cluster_sums<F: Scalar>(x: ArrayView2<F>, labels: &[usize], k: usize) -> Sums
             .map(|(c, rows)| {
                 let mut part = Sums::new(k, d);
                 let first = start + c * CHUNK;
-                part.add(rows, labels[first..first + rows.nrows()].iter().copied());
+                part.add(
+                    rows,
+                    first,
+                    w,
+                    labels[first..first + rows.nrows()].iter().copied(),
+                );
                 part
             })
             .collect())
@@ -494,21 +551,27 @@ fn cluster_sums<F: Scalar>(x: ArrayView2<F>, labels: &[usize], k: usize) -> Sums
 
 /// Lloyd's assignment and the sums of the update in one pass over the data: each chunk's
 /// nearest centres, then its rows added to their clusters while still in cache.
-fn assign_and_sum<F: Scalar>(x: ArrayView2<F>, backend: &AnyBackend, centers: &Array2<F>) -> Result<Sums> {
+fn assign_and_sum<F: Scalar>(
+    x: ArrayView2<F>,
+    w: Option<&[f64]>,
+    backend: &AnyBackend,
+    centers: &Array2<F>,
+) -> Result<Sums> {
     let (k, d) = centers.dim();
-    Sums::over(x, k, |rows, _| {
+    Sums::over(x, k, |rows, start| {
         backend.nearest_fold(
             rows,
             centers.view(),
             &MetricKind::SqEuclidean,
             CHUNK,
             || Sums::new(k, d),
-            |part, _, rows, near| {
+            |part, first, rows, near| {
+                let first = start + first;
                 // (row by row, so the sum does not depend on how the chunk was split)
-                for n in near {
-                    part.inertia += n.distance.to_f64_exact();
+                for (i, n) in near.iter().enumerate() {
+                    part.inertia += weight_of(w, first + i) * n.distance.to_f64_exact();
                 }
-                part.add(rows, near.iter().map(|n| n.index));
+                part.add(rows, first, w, near.iter().map(|n| n.index));
             },
         )
     })
@@ -518,6 +581,7 @@ fn assign_and_sum<F: Scalar>(x: ArrayView2<F>, backend: &AnyBackend, centers: &A
 #[allow(clippy::too_many_arguments)]
 fn lloyd<F: Scalar>(
     x: ArrayView2<F>,
+    w: Option<&[f64]>,
     part: Partition,
     comm: &dyn Communicator,
     backend: &AnyBackend,
@@ -535,7 +599,7 @@ fn lloyd<F: Scalar>(
         n_iter += 1;
         let (step, inertia) = match algorithm {
             Algorithm::Lloyd | Algorithm::Auto => {
-                let step = assign_and_sum(x, backend, &centers)?;
+                let step = assign_and_sum(x, w, backend, &centers)?;
                 let mut inertia = [step.inertia];
                 comm.allreduce_sum(&mut inertia);
                 (step, Some(inertia[0]))
@@ -549,27 +613,27 @@ fn lloyd<F: Scalar>(
                         b
                     }
                 };
-                let step = cluster_sums(x, b.labels(), k);
+                let step = cluster_sums(x, w, b.labels(), k);
                 bounds = Some(b);
                 (step, None)
             }
         };
         let Sums {
             sums,
-            mut counts,
+            mut weights,
             labels,
             ..
         } = step;
         let mut sums = Array2::from_shape_vec((k, d), sums).expect("k x d");
         let old_centers = centers.clone();
         comm.allreduce_sum(sums.as_slice_mut().expect("standard layout"));
-        comm.allreduce_sum_u64(&mut counts);
-        relocate_empty_clusters(x, part, comm, &centers, &labels, &mut sums, &mut counts);
+        comm.allreduce_sum(&mut weights);
+        relocate_empty_clusters(x, w, part, comm, &centers, &labels, &mut sums, &mut weights);
         let mut shift = 0.0;
-        for (j, &c) in counts.iter().enumerate() {
+        for (j, &c) in weights.iter().enumerate() {
             for f in 0..x.ncols() {
-                let new = if c > 0 {
-                    sums[[j, f]] / c as f64
+                let new = if c > 0.0 {
+                    sums[[j, f]] / c
                 } else {
                     centers[[j, f]].to_f64_exact()
                 };
@@ -601,7 +665,7 @@ fn lloyd<F: Scalar>(
     }
     // The final assignment, so labels, centres and inertia agree (after a strict convergence
     // the labels are already those of the final centres).
-    let last = assign_and_sum(x, backend, &centers)?;
+    let last = assign_and_sum(x, w, backend, &centers)?;
     let mut inertia = [last.inertia];
     comm.allreduce_sum(&mut inertia);
     Ok(KMeansModel {
@@ -859,20 +923,22 @@ impl Hamerly {
 /// Points whose Hamerly bounds fail are searched in batches of this many rows.
 const HAMERLY_BATCH: usize = 16_384;
 
-/// scikit-learn's `_relocate_empty_clusters_dense`: each empty cluster takes the point
-/// farthest from its assigned centre (farthest first, ties to the lowest row); the point leaves
-/// its old cluster. Over processes, each proposes its farthest points and the farthest of all
-/// are taken (`sums` and `counts` are already the totals).
+/// scikit-learn's `_relocate_empty_clusters_dense`: each cluster of no weight takes the point
+/// farthest from its assigned centre (farthest first, ties to the lowest row); the point and
+/// its weight leave its old cluster. Over processes, each proposes its farthest points and the
+/// farthest of all are taken (`sums` and `weights` are already the totals).
+#[allow(clippy::too_many_arguments)]
 fn relocate_empty_clusters<F: Scalar>(
     x: ArrayView2<F>,
+    w: Option<&[f64]>,
     part: Partition,
     comm: &dyn Communicator,
     centers: &Array2<F>,
     labels: &[usize],
     sums: &mut Array2<f64>,
-    counts: &mut [u64],
+    weights: &mut [f64],
 ) {
-    let empty: Vec<usize> = (0..counts.len()).filter(|&j| counts[j] == 0).collect();
+    let empty: Vec<usize> = (0..weights.len()).filter(|&j| weights[j] == 0.0).collect();
     if empty.is_empty() {
         return;
     }
@@ -889,16 +955,18 @@ fn relocate_empty_clusters<F: Scalar>(
         .collect();
     let mut order: Vec<usize> = (0..x.nrows()).collect();
     order.sort_by(|&a, &b| dist[b].total_cmp(&dist[a]).then(a.cmp(&b)));
-    // This process's farthest points: (distance, global row, label, coordinates), padded.
+    // This process's farthest points: (distance, global row, label, weight, coordinates),
+    // padded.
     let (m, d) = (empty.len(), x.ncols());
-    let width = 3 + d;
+    let width = 4 + d;
     let mut mine = vec![f64::NEG_INFINITY; m * width];
     for (slot, &i) in order.iter().take(m).enumerate() {
         let c = &mut mine[slot * width..(slot + 1) * width];
         c[0] = dist[i];
         c[1] = (part.offset + i) as f64;
         c[2] = labels[i] as f64;
-        c[3..]
+        c[3] = weight_of(w, i);
+        c[4..]
             .iter_mut()
             .zip(x.row(i))
             .for_each(|(a, v)| *a = v.to_f64_exact());
@@ -907,13 +975,13 @@ fn relocate_empty_clusters<F: Scalar>(
     let mut candidates: Vec<&[f64]> = all.chunks(width).filter(|c| c[1] >= 0.0).collect();
     candidates.sort_by(|a, b| b[0].total_cmp(&a[0]).then(a[1].total_cmp(&b[1])));
     for (&new_cluster, c) in empty.iter().zip(&candidates) {
-        let old = c[2] as usize;
+        let (old, wi) = (c[2] as usize, c[3]);
         for f in 0..d {
-            sums[[old, f]] -= c[3 + f];
-            sums[[new_cluster, f]] = c[3 + f];
+            sums[[old, f]] -= wi * c[4 + f];
+            sums[[new_cluster, f]] = wi * c[4 + f];
         }
-        counts[new_cluster] = 1;
-        counts[old] -= 1;
+        weights[new_cluster] = wi;
+        weights[old] -= wi;
     }
 }
 
@@ -934,16 +1002,17 @@ pub fn kmeans_plus_plus_indices<F: Scalar>(
         offset: 0,
         n_global: x.nrows(),
     };
-    greedy_kmeans_plus_plus(x, k, rng, part, &SingleProcess)
+    greedy_kmeans_plus_plus(x, None, k, rng, part, &SingleProcess)
 }
 
 /// One k-means++ step's work in one pass over the points: the squared distance of every point
 /// to each candidate into `dist` (n × candidates, computed directly, so exact), and for each
-/// candidate the potential Σᵢ min(closestᵢ, dist(i, candidate)). Summed in fixed chunks of
+/// candidate the potential Σᵢ wᵢ·min(closestᵢ, dist(i, candidate)). Summed in fixed chunks of
 /// rows, in order, so the result does not depend on the thread count. (A GEMM does not pay
 /// here: with a handful of candidates the pass is bound by reading the points.)
 fn candidate_potentials<F: Scalar>(
     x: ArrayView2<F>,
+    w: Option<&[f64]>,
     candidates: ArrayView2<F>,
     closest: &[f64],
     dist: &mut Array2<f64>,
@@ -955,13 +1024,16 @@ fn candidate_potentials<F: Scalar>(
         .into_par_iter()
         .zip(dist.axis_chunks_iter_mut(Axis(0), CHUNK))
         .zip(closest.par_chunks(CHUNK))
-        .map(|((rows, mut out), closest)| {
+        .enumerate()
+        .map(|(chunk, ((rows, mut out), closest))| {
             let mut pot = vec![0.0f64; t];
-            for ((row, mut o), &c) in rows.rows().into_iter().zip(out.rows_mut()).zip(closest) {
+            let rows_out_closest = rows.rows().into_iter().zip(out.rows_mut()).zip(closest);
+            for (i, ((row, mut o), &c)) in rows_out_closest.enumerate() {
+                let wi = weight_of(w, chunk * CHUNK + i);
                 let row = row.to_slice().expect("standard layout");
                 for ((o, p), cand) in o.iter_mut().zip(pot.iter_mut()).zip(candidates.rows()) {
                     *o = F::sqeuclidean(row, cand.to_slice().expect("standard layout")).to_f64_exact();
-                    *p += c.min(*o);
+                    *p += wi * c.min(*o);
                 }
             }
             pot
@@ -970,10 +1042,51 @@ fn candidate_potentials<F: Scalar>(
     add_in_order(parts, t)
 }
 
-/// Greedy k-means++ over the rows of all processes (`x` is this process's slice): the same
-/// draws and choices as on one process; returns global row indices.
+/// `count` global rows drawn with probability ∝ `mass` (this process's non-negative masses,
+/// whose sum over all processes is `total`): each draw falls in one process's share of the
+/// total; that process finds the row.
+fn draw_rows(
+    rng: &mut SeededRng,
+    count: usize,
+    mass: impl Iterator<Item = f64>,
+    total: f64,
+    part: Partition,
+    comm: &dyn Communicator,
+) -> Vec<usize> {
+    let mut acc = 0.0;
+    let cumsum: Vec<f64> = mass
+        .map(|v| {
+            acc += v;
+            acc
+        })
+        .collect();
+    let shares = comm.all_gather_f64(&[acc]);
+    let mut found = vec![0u64; count];
+    for slot in found.iter_mut() {
+        let mut r = rng.random::<f64>() * total;
+        let mut owner = shares.len() - 1;
+        for (q, &share) in shares.iter().enumerate() {
+            if r < share || q == shares.len() - 1 {
+                owner = q;
+                break;
+            }
+            r -= share;
+        }
+        if owner == comm.rank() {
+            *slot = (part.offset + cumsum.partition_point(|&v| v <= r).min(cumsum.len() - 1)) as u64;
+        }
+    }
+    comm.allreduce_sum_u64(&mut found);
+    found.iter().map(|&i| i as usize).collect()
+}
+
+/// Greedy k-means++ over the rows of all processes (`x` is this process's slice, `w` its
+/// sample weights): the same draws and choices as on one process; returns global row indices.
+/// With weights, as scikit-learn: the first centre is drawn ∝ w, the candidates ∝ w·D², and
+/// the potentials are weighted sums.
 pub(crate) fn greedy_kmeans_plus_plus<F: Scalar>(
     x: ArrayView2<F>,
+    w: Option<&[f64]>,
     k: usize,
     rng: &mut SeededRng,
     part: Partition,
@@ -981,44 +1094,28 @@ pub(crate) fn greedy_kmeans_plus_plus<F: Scalar>(
 ) -> Result<Vec<usize>> {
     let (n, n_local) = (part.n_global, x.nrows());
     let trials = 2 + (k as f64).ln().floor() as usize;
-    let first = rng.random_range(0..n);
+    let first = match w {
+        None => rng.random_range(0..n),
+        Some(w) => {
+            let mut total = [w.iter().sum::<f64>()];
+            comm.allreduce_sum(&mut total);
+            draw_rows(rng, 1, w.iter().copied(), total[0], part, comm)[0]
+        }
+    };
     let mut chosen = vec![first];
     let mut closest = vec![f64::INFINITY; n_local];
     let mut dist = Array2::<f64>::zeros((n_local, 1));
-    let mut potential =
-        [candidate_potentials(x, fetch_rows(x, part, &[first], comm).view(), &closest, &mut dist)[0]];
+    let first_row = fetch_rows(x, part, &[first], comm);
+    let mut potential = [candidate_potentials(x, w, first_row.view(), &closest, &mut dist)[0]];
     closest.iter_mut().zip(dist.column(0)).for_each(|(a, &b)| *a = b);
     comm.allreduce_sum(&mut potential);
     let mut potential = potential[0];
     for _ in 1..k {
-        let mut cumsum = Vec::with_capacity(n_local);
-        let mut acc = 0.0;
-        for &v in &closest {
-            acc += v;
-            cumsum.push(acc);
-        }
-        // Each draw falls in one process's share of the potential; that process finds the row.
-        let shares = comm.all_gather_f64(&[acc]);
-        let mut found = vec![0u64; trials];
-        for slot in found.iter_mut() {
-            let mut r = rng.random::<f64>() * potential;
-            let mut owner = shares.len() - 1;
-            for (q, &share) in shares.iter().enumerate() {
-                if r < share || q == shares.len() - 1 {
-                    owner = q;
-                    break;
-                }
-                r -= share;
-            }
-            if owner == comm.rank() {
-                *slot = (part.offset + cumsum.partition_point(|&v| v <= r).min(n_local - 1)) as u64;
-            }
-        }
-        comm.allreduce_sum_u64(&mut found);
-        let candidates: Vec<usize> = found.iter().map(|&i| i as usize).collect();
+        let mass = closest.iter().enumerate().map(|(i, &v)| weight_of(w, i) * v);
+        let candidates = draw_rows(rng, trials, mass, potential, part, comm);
         let cand_rows = fetch_rows(x, part, &candidates, comm);
         let mut dist = Array2::<f64>::zeros((n_local, trials));
-        let mut potentials = candidate_potentials(x, cand_rows.view(), &closest, &mut dist);
+        let mut potentials = candidate_potentials(x, w, cand_rows.view(), &closest, &mut dist);
         comm.allreduce_sum(&mut potentials);
         let (best, best_pot) = potentials
             .iter()

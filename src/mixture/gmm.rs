@@ -28,7 +28,7 @@ use crate::data::validate::{
 };
 use crate::error::{Error, Result};
 use crate::estimator::{Clustering, Fit, Predict, Progress, ProgressFn};
-use crate::kmeans::{greedy_kmeans_plus_plus, KMeans};
+use crate::kmeans::{greedy_kmeans_plus_plus, random_rows, KMeans};
 use crate::linalg::{argmax_rows, cholesky_lower, gemm_abt, gram_add, invert_lower};
 use crate::memory::{check_fit, product, MemoryEstimate};
 use crate::rng::SeededRng;
@@ -265,6 +265,7 @@ impl GaussianMixture {
         }
         if let Some(w) = &self.sample_weight {
             crate::data::validate::check_sample_weight(w, x.nrows(), false)?;
+            crate::data::validate::check_positive_weights(w, self.k)?;
         }
         let (n, d) = x.dim();
         let shape = |what: &str, got: (usize, usize), expected: (usize, usize)| {
@@ -357,11 +358,12 @@ impl GaussianMixture {
         };
         let resp = match &self.init {
             GmmInit::KMeans => {
-                let km = KMeans::new(k)
+                let mut km = KMeans::new(k)
                     .n_init(1)
                     .seed(rng.random())
-                    .communicator(self.comm.clone())
-                    .fit(&x)?;
+                    .communicator(self.comm.clone());
+                km.sample_weight = self.sample_weight.clone();
+                let km = km.fit(&x)?;
                 let mut r = Array2::<f64>::zeros((n, k));
                 km.labels
                     .iter()
@@ -369,9 +371,13 @@ impl GaussianMixture {
                     .for_each(|(i, &l)| r[[i, l as usize]] = 1.0);
                 r
             }
-            GmmInit::KMeansPlusPlus => one_hot_rows(&greedy_kmeans_plus_plus(x, k, rng, part, comm)?),
+            GmmInit::KMeansPlusPlus => {
+                let w = self.sample_weight.as_deref();
+                one_hot_rows(&greedy_kmeans_plus_plus(x, w, k, rng, part, comm)?)
+            }
             GmmInit::RandomFromData => {
-                one_hot_rows(&rand::seq::index::sample(rng, part.n_global, k).into_vec())
+                let w = self.sample_weight.as_deref();
+                one_hot_rows(&random_rows(rng, part.n_global, k, w)?)
             }
             GmmInit::Random => {
                 // The draws of all rows in order, this process keeping its own.

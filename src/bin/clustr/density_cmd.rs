@@ -78,8 +78,7 @@ pub fn run_dbscan(a: DbscanArgs) -> CliResult {
         .metric(metric)
         .index(c.index()?);
     if let Some(p) = &a.sample_weight {
-        let w = crate::harness::read_matrix::<f64>(p)?;
-        params = params.sample_weight(w.into_iter().collect());
+        params = params.sample_weight(crate::harness::read_sample_weight(p)?);
     }
     let ((model, d, n, fit_s), threads) = c.exec.run(|_backend| {
         let x = load_points::<f64>(&c.input)?;

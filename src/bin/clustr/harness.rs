@@ -195,6 +195,20 @@ pub fn read_matrix<F: Scalar>(path: impl AsRef<Path>) -> CliResult<Array2<F>> {
     Ok(clustr::data::read_matrix_with(path, &csv)?)
 }
 
+/// Reads sample weights: one value per point, as one column (or a 1-d .npy); errors name the
+/// file. (Their values are checked by the library against the points.)
+pub fn read_sample_weight(path: &Path) -> CliResult<Vec<f64>> {
+    let w = read_matrix::<f64>(path)?;
+    if w.ncols() != 1 {
+        return Err(CliError::usage(format!(
+            "{}: sample weights need one column, found {}",
+            path.display(),
+            w.ncols()
+        )));
+    }
+    Ok(w.into_iter().collect())
+}
+
 /// Reads a data matrix and checks it (non-empty, finite); errors name the file.
 pub fn load_points<F: Scalar>(path: &Path) -> CliResult<Array2<F>> {
     let x = read_matrix::<F>(path)?;

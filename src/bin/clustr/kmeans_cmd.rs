@@ -1,11 +1,11 @@
 //! `clustr kmeans INPUT --k K [--init k-means++|random|FILE] [--n-init N] [--tol T] ...` and
 //! `clustr minibatch-kmeans INPUT --k K [--batch-size B] ...` (a .npy input is streamed).
 
-use crate::harness::read_matrix;
 use crate::harness::{
     iteration_bar, load_points, secs, AlgoArgs, CliError, CliResult, Dtype, ExecArgs, OutputArgs, Processes,
     Report,
 };
+use crate::harness::{read_matrix, read_sample_weight};
 use clustr::data::FileKind;
 use clustr::kmeans::{Algorithm, KMeans, KMeansInit, MiniBatchKMeans};
 use clustr::Backend as _;
@@ -33,6 +33,8 @@ pub struct Args {
     /// Relative tolerance, multiplied by the mean feature variance.
     #[arg(long, default_value_t = 1e-4)]
     tol: f64,
+    #[command(flatten)]
+    weights: SampleWeightArg,
     /// Element type of the computation: f32 or f64.
     #[arg(long, value_enum, default_value = "f64")]
     dtype: Dtype,
@@ -71,9 +73,32 @@ pub fn run(a: Args) -> CliResult {
     if let Some(m) = a.algo.max_iter {
         params = params.max_iter(m);
     }
+    params.sample_weight = a.weights.read(a.distributed)?;
     match a.dtype {
         Dtype::F32 => fit::<f32>(params, &a),
         Dtype::F64 => fit::<f64>(params, &a),
+    }
+}
+
+/// `--sample-weight` of k-means and mini-batch k-means.
+#[derive(clap::Args)]
+struct SampleWeightArg {
+    /// Weight of each point (.npy or .csv, one value per point; non-negative, at least k
+    /// positive): weighted means and inertia, seeding ∝ weight, an integer weight counting as
+    /// that many copies of the row.
+    #[arg(long)]
+    sample_weight: Option<PathBuf>,
+}
+
+impl SampleWeightArg {
+    fn read(&self, distributed: bool) -> CliResult<Option<Vec<f64>>> {
+        match &self.sample_weight {
+            Some(_) if distributed => Err(CliError::usage(
+                "--sample-weight is not available with --distributed",
+            )),
+            Some(p) => Ok(Some(read_sample_weight(p)?)),
+            None => Ok(None),
+        }
     }
 }
 
@@ -167,6 +192,8 @@ pub struct MiniBatchArgs {
     /// Rows per chunk (default: 64 MiB of rows).
     #[arg(long)]
     chunk_size: Option<usize>,
+    #[command(flatten)]
+    weights: SampleWeightArg,
     /// Element type of the computation: f32 or f64.
     #[arg(long, value_enum, default_value = "f64")]
     dtype: Dtype,
@@ -201,6 +228,7 @@ pub fn run_minibatch(a: MiniBatchArgs) -> CliResult {
     if let Some(m) = a.algo.max_iter {
         params = params.max_iter(m);
     }
+    params.sample_weight = a.weights.read(a.distributed)?;
     match a.dtype {
         Dtype::F32 => fit_minibatch::<f32>(params, &a),
         Dtype::F64 => fit_minibatch::<f64>(params, &a),

@@ -86,7 +86,7 @@ pub fn run_gmm(a: GmmArgs) -> CliResult {
         params = params.max_iter(m);
     }
     if let Some(p) = &a.sample_weight {
-        params = params.sample_weight(crate::harness::read_matrix::<f64>(p)?.into_iter().collect());
+        params = params.sample_weight(crate::harness::read_sample_weight(p)?);
     }
     let ((mut model, x, read_s, fit_s, proba), threads) = a.exec.run(|_backend| {
         let t0 = Instant::now();
