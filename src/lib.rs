@@ -28,6 +28,7 @@ pub mod linalg;
 pub mod memory;
 pub mod metric;
 pub mod mixture;
+pub mod model_file;
 #[cfg(feature = "cli")]
 pub mod plot;
 pub mod rng;

@@ -18,6 +18,7 @@ use crate::error::{Error, Result};
 use crate::estimator::{Clustering, Fit};
 use crate::memory::{check_fit, product, MemoryEstimate};
 use crate::metric::{Metric, MetricKind};
+use crate::model_file::{SaveLoad, StoredArray};
 use crate::scalar::Scalar;
 use crate::NOISE;
 use ndarray::ArrayView2;
@@ -118,6 +119,104 @@ impl Clustering for DbscanModel {
     }
     fn converged(&self) -> bool {
         true
+    }
+}
+
+impl DbscanModel {
+    /// The predictor of this fit on `points` (the rows it was fitted on) with `params`: its
+    /// core points with their clusters, eps and the metric.
+    pub fn predictor<F: Scalar>(&self, points: ArrayView2<F>, params: &Dbscan) -> Result<CorePointPredictor> {
+        check_points(points)?;
+        crate::data::validate::check_same_len(
+            "labels of the fitted points",
+            self.labels.len(),
+            points.nrows(),
+        )?;
+        let cores: Vec<usize> = self.core_sample_indices.clone();
+        Ok(CorePointPredictor {
+            core_points: points.select(ndarray::Axis(0), &cores).mapv(|v| v.to_f64_exact()),
+            core_labels: cores.iter().map(|&i| self.labels[i]).collect(),
+            eps: params.eps,
+            metric: params.metric,
+        })
+    }
+}
+
+/// Assigns new points as DBSCAN's fit would border points: a point joins the cluster of its
+/// nearest core point if that lies within eps (inclusive; the lowest core index on ties), and
+/// is noise (−1) otherwise. (scikit-learn's DBSCAN has no predict; this is the rule of the
+/// hdbscan package's `approximate_predict` for DBSCAN's cut.)
+#[derive(Clone, Debug, PartialEq)]
+pub struct CorePointPredictor {
+    /// The core points, one row each.
+    pub core_points: ndarray::Array2<f64>,
+    /// The cluster of each core point.
+    pub core_labels: Vec<i64>,
+    /// Neighbourhood radius (km for haversine).
+    pub eps: f64,
+    /// Distance.
+    pub metric: MetricKind,
+}
+
+impl crate::estimator::Predict<ArrayView2<'_, f64>> for CorePointPredictor {
+    type Output = Vec<i64>;
+    fn predict(&self, x: &ArrayView2<'_, f64>) -> Result<Vec<i64>> {
+        check_points(*x)?;
+        crate::data::validate::check_same_len("number of features", self.core_points.ncols(), x.ncols())?;
+        if self.core_points.nrows() == 0 {
+            return Ok(vec![NOISE; x.nrows()]);
+        }
+        let x = crate::data::standard_layout(*x);
+        let index = NeighborIndex::build(self.core_points.view(), self.metric, IndexKind::Auto)?;
+        Ok(x.rows()
+            .into_iter()
+            .collect::<Vec<_>>()
+            .par_iter()
+            .map(|q| {
+                let q = q.to_slice().expect("standard layout");
+                match index.nearest(q, 1).first() {
+                    Some(&(j, d)) if d <= self.eps => self.core_labels[j],
+                    _ => NOISE,
+                }
+            })
+            .collect())
+    }
+}
+
+/// The stored form of a DBSCAN predictor.
+#[derive(serde::Serialize, serde::Deserialize)]
+pub struct StoredDbscan {
+    core_points: StoredArray,
+    core_labels: StoredArray,
+    eps: f64,
+    metric: String,
+}
+
+impl SaveLoad for CorePointPredictor {
+    const ALGORITHM: &'static str = "dbscan";
+    type Stored = StoredDbscan;
+    fn to_stored(&self) -> StoredDbscan {
+        StoredDbscan {
+            core_points: StoredArray::from_array(&self.core_points),
+            core_labels: StoredArray::from_ints(&self.core_labels),
+            eps: self.eps,
+            metric: self.metric.to_string(),
+        }
+    }
+    fn from_stored(s: StoredDbscan) -> Result<Self> {
+        let core_points: ndarray::Array2<f64> = s.core_points.to_matrix("core points")?;
+        crate::data::validate::check_finite(core_points.view(), "core points")?;
+        let core_labels = s.core_labels.to_ints("core labels")?;
+        crate::data::validate::check_same_len("core labels", core_points.nrows(), core_labels.len())?;
+        if !(s.eps >= 0.0 && s.eps.is_finite()) {
+            return Err(Error::param("eps", s.eps, "must be finite and non-negative"));
+        }
+        Ok(CorePointPredictor {
+            core_points,
+            core_labels,
+            eps: s.eps,
+            metric: s.metric.parse()?,
+        })
     }
 }
 

@@ -11,6 +11,6 @@ pub mod optics;
 /// What to use instead when a density method's index does not fit (see [`crate::memory`]).
 const DENSITY_HINT: &str = "run on a sample of the points, or use fasterclara (memory linear in n)";
 
-pub use dbscan::{Dbscan, DbscanModel};
+pub use dbscan::{CorePointPredictor, Dbscan, DbscanModel};
 pub use index::{IndexKind, NeighborIndex};
 pub use optics::{Extraction, Optics, OpticsModel};

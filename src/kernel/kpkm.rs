@@ -14,14 +14,16 @@ use crate::backend::{AnyBackend, Backend, CpuBackend};
 use crate::comm::{agree, single_process, Communicator, Partition, SharedComm};
 use crate::error::Result;
 use crate::estimator::{Clustering, Fit, ProgressFn};
+use crate::kernel::power::StoredPowerKMeans;
 use crate::kernel::power::{
     best_of, finish_hard, reporter, run, weights_of, PowerFit, PowerInit, PowerKMeans, PowerKMeansModel,
     Schedule, Space, Step, DEFAULT_N_INIT,
 };
-use crate::kernel::rff::{Bandwidth, RandomFourierFeatures};
+use crate::kernel::rff::{Bandwidth, RandomFourierFeatures, StoredFeatures};
 use crate::linalg::gemm_abt;
 use crate::memory::{check_fit, product, MemoryEstimate};
 use crate::metric::MetricKind;
+use crate::model_file::SaveLoad;
 use crate::rng::SeededRng;
 use crate::scalar::Scalar;
 use ndarray::{Array1, Array2, ArrayView2, Axis, Zip};
@@ -573,6 +575,34 @@ impl<F: Scalar> RffKpkmModel<F> {
         let near =
             CpuBackend::default().nearest(z.view(), self.power.centers.view(), &MetricKind::SqEuclidean)?;
         Ok(near.into_iter().map(|m| m.index as i64).collect())
+    }
+}
+
+/// The stored form of an RFF-KPKM model: the feature map and power k-means on the features.
+#[derive(serde::Serialize, serde::Deserialize)]
+pub struct StoredRffKpkm {
+    features: StoredFeatures,
+    power: StoredPowerKMeans,
+}
+
+impl<F: Scalar> SaveLoad for RffKpkmModel<F> {
+    const ALGORITHM: &'static str = "rff-kpkm";
+    type Stored = StoredRffKpkm;
+    fn to_stored(&self) -> StoredRffKpkm {
+        StoredRffKpkm {
+            features: StoredFeatures::from(&self.features),
+            power: self.power.to_stored(),
+        }
+    }
+    fn from_stored(s: StoredRffKpkm) -> Result<Self> {
+        let features = s.features.to_features()?;
+        let power = PowerKMeansModel::from_stored(s.power)?;
+        crate::data::validate::check_same_len(
+            "centroid dimension (random features)",
+            features.omega.nrows(),
+            power.centers.ncols(),
+        )?;
+        Ok(RffKpkmModel { features, power })
     }
 }
 

@@ -39,9 +39,10 @@ use crate::estimator::{Clustering, Fit, Progress, ProgressFn};
 use crate::kernel::power::{
     best_of, move_to_means, weighted_sums, weights_of, PowerInit, Schedule, DEFAULT_N_INIT,
 };
-use crate::kernel::rff::{Bandwidth, RandomFourierFeatures};
+use crate::kernel::rff::{Bandwidth, RandomFourierFeatures, StoredFeatures};
 use crate::linalg::argmin_rows;
 use crate::memory::{check_fit, product, MemoryEstimate};
+use crate::model_file::{SaveLoad, StoredArray};
 use crate::rng::SeededRng;
 use crate::scalar::Scalar;
 use crate::{backend::Backend, backend::CpuBackend, metric::MetricKind};
@@ -150,6 +151,9 @@ impl IpRffMkpkm {
 pub struct IpRffMkpkmModel<F> {
     /// One feature map per kernel.
     pub features: Vec<RandomFourierFeatures>,
+    /// The factor each kernel's features were scaled by (so that their scatter on the
+    /// training data is n); new points are scaled by the same.
+    pub feature_scales: Vec<f64>,
     /// Kernel weights γ (on the simplex).
     pub kernel_weights: Vec<f64>,
     /// Centroids per kernel (each k × D).
@@ -175,7 +179,109 @@ pub struct IpRffMkpkmModel<F> {
     pub s: f64,
 }
 
+/// The stored form of an IP-RFF-MKPKM model: the feature maps with their scales, the kernel
+/// weights, the centroids per kernel, the typicality scales and the fit's summary.
+#[derive(serde::Serialize, serde::Deserialize)]
+pub struct StoredIpRffMkpkm {
+    features: Vec<StoredFeatures>,
+    feature_scales: Vec<f64>,
+    kernel_weights: Vec<f64>,
+    centers: Vec<StoredArray>,
+    scales: Vec<f64>,
+    objective: f64,
+    n_iter: usize,
+    converged: bool,
+    s: f64,
+}
+
+impl<F: Scalar> SaveLoad for IpRffMkpkmModel<F> {
+    const ALGORITHM: &'static str = "ip-rff-mkpkm";
+    type Stored = StoredIpRffMkpkm;
+    fn to_stored(&self) -> StoredIpRffMkpkm {
+        StoredIpRffMkpkm {
+            features: self.features.iter().map(StoredFeatures::from).collect(),
+            feature_scales: self.feature_scales.clone(),
+            kernel_weights: self.kernel_weights.clone(),
+            centers: self.centers.iter().map(StoredArray::from_array).collect(),
+            scales: self.scales.clone(),
+            objective: self.objective,
+            n_iter: self.n_iter,
+            converged: self.converged,
+            s: self.s,
+        }
+    }
+    /// The model without training labels, typicalities and objectives.
+    fn from_stored(s: StoredIpRffMkpkm) -> Result<Self> {
+        let features: Vec<RandomFourierFeatures> = s
+            .features
+            .iter()
+            .map(StoredFeatures::to_features)
+            .collect::<Result<_>>()?;
+        let centers: Vec<Array2<F>> = s
+            .centers
+            .iter()
+            .map(crate::kmeans::checked_centers)
+            .collect::<Result<_>>()?;
+        let m = features.len();
+        let lens = [s.feature_scales.len(), s.kernel_weights.len(), centers.len()];
+        if m == 0 || lens.iter().any(|&l| l != m) {
+            return Err(Error::Unsupported(format!(
+                "model file: {m} feature maps, {lens:?} scales, kernel weights and centroid sets"
+            )));
+        }
+        for (f, c) in features.iter().zip(&centers) {
+            crate::data::validate::check_same_len(
+                "centroid dimension (random features)",
+                f.omega.nrows(),
+                c.ncols(),
+            )?;
+            crate::data::validate::check_same_len("clusters", centers[0].nrows(), c.nrows())?;
+        }
+        Ok(IpRffMkpkmModel {
+            features,
+            feature_scales: s.feature_scales,
+            kernel_weights: s.kernel_weights,
+            centers,
+            labels: Vec::new(),
+            typicalities: Array2::zeros((0, 0)),
+            scales: s.scales,
+            objectives: Vec::new(),
+            objective: s.objective,
+            n_iter: s.n_iter,
+            converged: s.converged,
+            s: s.s,
+        })
+    }
+}
+
 impl<F: Scalar> IpRffMkpkmModel<F> {
+    /// The combined-kernel distance `Σ_p γ_p² ‖f_p·φ_p(x) − c_pj‖²` of each new point to each
+    /// centroid (n × k).
+    pub fn transform(&self, x: ArrayView2<F>) -> Result<Array2<f64>> {
+        crate::data::validate::check_points(x)?;
+        let k = self.centers[0].nrows();
+        let mut d = Array2::<f64>::zeros((x.nrows(), k));
+        for (p, map) in self.features.iter().enumerate() {
+            let mut z = map.transform(x)?;
+            scale_features(&mut z, self.feature_scales[p]);
+            let mut dp = Array2::<F>::zeros((x.nrows(), k));
+            CpuBackend::default().pairwise(
+                z.view(),
+                self.centers[p].view(),
+                &MetricKind::SqEuclidean,
+                dp.view_mut(),
+            )?;
+            let g2 = self.kernel_weights[p] * self.kernel_weights[p];
+            d.zip_mut_with(&dp, |a, b| *a += g2 * b.to_f64_exact());
+        }
+        Ok(d)
+    }
+
+    /// The nearest centroid of each new point in the combined kernel.
+    pub fn predict(&self, x: ArrayView2<F>) -> Result<Vec<i64>> {
+        Ok(argmin_rows(&self.transform(x)?))
+    }
+
     /// Each point's typicality for its own cluster: low values flag outliers.
     pub fn typicality(&self) -> Vec<f64> {
         self.labels
@@ -293,8 +399,9 @@ impl<F: Scalar> State<'_, F> {
     }
 }
 
-/// Scales features so that their total scatter `Σᵢ‖zᵢ − z̄‖²` is n.
-fn unit_scatter<F: Scalar>(mut z: Array2<F>) -> Array2<F> {
+/// Scales features so that their total scatter `Σᵢ‖zᵢ − z̄‖²` is n; returns them and the
+/// factor (1 when all features are equal).
+fn unit_scatter<F: Scalar>(mut z: Array2<F>) -> (Array2<F>, f64) {
     let n = z.nrows() as f64;
     let mean: Vec<f64> = z
         .columns()
@@ -311,11 +418,16 @@ fn unit_scatter<F: Scalar>(mut z: Array2<F>) -> Array2<F> {
                 .sum::<f64>()
         })
         .sum();
-    if scatter > 0.0 {
-        let f = F::from_f64_lossy((n / scatter).sqrt());
+    let factor = if scatter > 0.0 { (n / scatter).sqrt() } else { 1.0 };
+    scale_features(&mut z, factor);
+    (z, factor)
+}
+
+fn scale_features<F: Scalar>(z: &mut Array2<F>, factor: f64) {
+    if factor != 1.0 {
+        let f = F::from_f64_lossy(factor);
         z.mapv_inplace(|v| v * f);
     }
-    z
 }
 
 fn typicalities(d: &Array2<f64>, eta: &[f64], m_p: f64) -> Array2<f64> {
@@ -451,10 +563,12 @@ impl<F: Scalar> Fit<ArrayView2<'_, F>> for IpRffMkpkm {
                 RandomFourierFeatures::new(x.ncols(), self.n_features, sg, self.seed.wrapping_add(p as u64))
             })
             .collect::<Result<_>>()?;
-        let z: Vec<Array2<F>> = features
+        let (z, feature_scales): (Vec<Array2<F>>, Vec<f64>) = features
             .iter()
             .map(|f| Ok(unit_scatter(f.transform(x.view())?)))
-            .collect::<Result<_>>()?;
+            .collect::<Result<Vec<_>>>()?
+            .into_iter()
+            .unzip();
         let mut rng = SeededRng::seed_from_u64(self.seed);
         let once = |r: usize| -> Result<IpRffMkpkmModel<F>> {
             let schedule = self.schedule.for_run(r);
@@ -508,6 +622,7 @@ impl<F: Scalar> Fit<ArrayView2<'_, F>> for IpRffMkpkm {
             let objective = state.hard_objective(&labels)?;
             Ok(IpRffMkpkmModel {
                 features: features.clone(),
+                feature_scales: feature_scales.clone(),
                 kernel_weights: state.gamma.clone(),
                 centers: state.centers,
                 labels,

@@ -89,6 +89,7 @@ use crate::estimator::{Progress, ProgressFn};
 use crate::linalg::argmin_rows;
 use crate::memory::{check_fit, product, MemoryEstimate};
 use crate::metric::MetricKind;
+use crate::model_file::{SaveLoad, StoredArray};
 use crate::rng::SeededRng;
 use crate::scalar::Scalar;
 use ndarray::{s, Array1, Array2, ArrayView2, Axis, Zip};
@@ -822,6 +823,74 @@ pub struct PowerKMeansModel<F> {
     pub fit: PowerFit,
     /// The rows used as initial centroids.
     pub seeds: Vec<usize>,
+}
+
+impl<F: Scalar> PowerKMeansModel<F> {
+    /// The nearest centroid of each new point (Euclidean, ties to the lowest index).
+    pub fn predict(&self, x: ArrayView2<F>) -> Result<Vec<i64>> {
+        crate::data::validate::check_points(x)?;
+        crate::data::validate::check_same_len("number of features", self.centers.ncols(), x.ncols())?;
+        let near = CpuBackend::default().nearest(x, self.centers.view(), &MetricKind::SqEuclidean)?;
+        Ok(near.into_iter().map(|n| n.index as i64).collect())
+    }
+
+    /// Euclidean distance of each point to each centroid (n × k).
+    pub fn transform(&self, x: ArrayView2<F>) -> Result<Array2<F>> {
+        crate::data::validate::check_points(x)?;
+        crate::data::validate::check_same_len("number of features", self.centers.ncols(), x.ncols())?;
+        let mut out = Array2::<F>::zeros((x.nrows(), self.centers.nrows()));
+        CpuBackend::default().pairwise(x, self.centers.view(), &MetricKind::Euclidean, out.view_mut())?;
+        Ok(out)
+    }
+}
+
+/// The stored form of a power k-means model: the centroids and the fit's summary.
+#[derive(serde::Serialize, serde::Deserialize)]
+pub struct StoredPowerKMeans {
+    centers: StoredArray,
+    n_iter: usize,
+    converged: bool,
+    s: f64,
+    annealing_steps: usize,
+    annealed: bool,
+    hard_iter: usize,
+    objective: f64,
+}
+
+impl<F: Scalar> SaveLoad for PowerKMeansModel<F> {
+    const ALGORITHM: &'static str = "power-kmeans";
+    type Stored = StoredPowerKMeans;
+    fn to_stored(&self) -> StoredPowerKMeans {
+        let f = &self.fit;
+        StoredPowerKMeans {
+            centers: StoredArray::from_array(&self.centers),
+            n_iter: f.n_iter,
+            converged: f.converged,
+            s: f.s,
+            annealing_steps: f.annealing_steps,
+            annealed: f.annealed,
+            hard_iter: f.hard_iter,
+            objective: f.objective,
+        }
+    }
+    /// The model without training labels, objectives and seeds.
+    fn from_stored(s: StoredPowerKMeans) -> Result<Self> {
+        Ok(PowerKMeansModel {
+            centers: crate::kmeans::checked_centers(&s.centers)?,
+            fit: PowerFit {
+                labels: Vec::new(),
+                n_iter: s.n_iter,
+                converged: s.converged,
+                s: s.s,
+                annealing_steps: s.annealing_steps,
+                annealed: s.annealed,
+                hard_iter: s.hard_iter,
+                objective: s.objective,
+                objectives: Vec::new(),
+            },
+            seeds: Vec::new(),
+        })
+    }
 }
 
 impl MemoryEstimate for PowerKMeans {

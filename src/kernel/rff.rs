@@ -11,6 +11,7 @@ use crate::backend::AnyBackend;
 use crate::comm::{fetch_rows, Communicator, Partition, SingleProcess};
 use crate::error::{Error, Result};
 use crate::linalg::gemm_abt;
+use crate::model_file::StoredArray;
 use crate::rng::SeededRng;
 use crate::scalar::Scalar;
 use ndarray::{Array1, Array2, ArrayView2, Axis};
@@ -157,6 +158,44 @@ pub struct RandomFourierFeatures {
     pub offset: Array1<f64>,
     /// The bandwidth σ.
     pub sigma: f64,
+}
+
+/// The stored form of a feature map: Ω, b and σ.
+#[derive(serde::Serialize, serde::Deserialize)]
+pub struct StoredFeatures {
+    omega: StoredArray,
+    offset: StoredArray,
+    sigma: f64,
+}
+
+impl From<&RandomFourierFeatures> for StoredFeatures {
+    fn from(f: &RandomFourierFeatures) -> Self {
+        StoredFeatures {
+            omega: StoredArray::from_array(&f.omega),
+            offset: StoredArray::from_array(&f.offset),
+            sigma: f.sigma,
+        }
+    }
+}
+
+impl StoredFeatures {
+    /// The feature map, checked (finite, Ω and b of the same D, σ positive).
+    pub fn to_features(&self) -> Result<RandomFourierFeatures> {
+        let omega: Array2<f64> = self.omega.to_matrix("omega")?;
+        let offset: Array1<f64> = self.offset.to_array("offset")?;
+        crate::data::validate::check_points(omega.view())?;
+        crate::data::validate::check_same_len("random feature phases", omega.nrows(), offset.len())?;
+        if !(self.sigma > 0.0 && self.sigma.is_finite()) || offset.iter().any(|v| !v.is_finite()) {
+            return Err(Error::Unsupported(
+                "model file: feature map: bad sigma or phases".into(),
+            ));
+        }
+        Ok(RandomFourierFeatures {
+            omega,
+            offset,
+            sigma: self.sigma,
+        })
+    }
 }
 
 impl RandomFourierFeatures {

@@ -37,6 +37,7 @@ use crate::estimator::{Clustering, Fit, Predict, Progress, ProgressFn};
 use crate::kmeans::{greedy_kmeans_plus_plus, random_rows, KMeansInit};
 use crate::memory::{check_fit, product, MemoryEstimate};
 use crate::metric::MetricKind;
+use crate::model_file::{SaveLoad, StoredArray};
 use crate::rng::SeededRng;
 use crate::scalar::Scalar;
 use ndarray::{s, Array2, ArrayView1, ArrayView2, Axis, CowArray, Ix2};
@@ -834,6 +835,53 @@ impl<F: Scalar> MiniBatchKMeansModel<F> {
         let mut out = Array2::<F>::zeros((x.nrows(), self.centers.nrows()));
         CpuBackend::default().pairwise(x, self.centers.view(), &MetricKind::Euclidean, out.view_mut())?;
         Ok(out)
+    }
+}
+
+/// The stored form of a mini-batch k-means model: the centres and their counts (so
+/// `partial_fit` can continue a loaded model) and the fit's summary.
+#[derive(serde::Serialize, serde::Deserialize)]
+pub struct StoredMiniBatchKMeans {
+    centers: StoredArray,
+    counts: Vec<f64>,
+    inertia: f64,
+    n_iter: usize,
+    n_steps: usize,
+    converged: bool,
+    reassignment_ratio: f64,
+}
+
+impl<F: Scalar> SaveLoad for MiniBatchKMeansModel<F> {
+    const ALGORITHM: &'static str = "minibatch-kmeans";
+    type Stored = StoredMiniBatchKMeans;
+    fn to_stored(&self) -> StoredMiniBatchKMeans {
+        StoredMiniBatchKMeans {
+            centers: StoredArray::from_array(&self.centers),
+            counts: self.counts.clone(),
+            inertia: self.inertia,
+            n_iter: self.n_iter,
+            n_steps: self.n_steps,
+            converged: self.converged,
+            reassignment_ratio: self.state.reassignment_ratio,
+        }
+    }
+    /// The model without training labels; a later `partial_fit` continues from the stored
+    /// centres and counts, its re-seeding draws starting from seed 0.
+    fn from_stored(s: StoredMiniBatchKMeans) -> Result<Self> {
+        let centers = crate::kmeans::checked_centers::<F>(&s.centers)?;
+        crate::data::validate::check_same_len("centre counts", centers.nrows(), s.counts.len())?;
+        let mut state = Stepper::new(centers.clone(), s.reassignment_ratio, SeededRng::seed_from_u64(0));
+        state.counts = s.counts.clone();
+        Ok(MiniBatchKMeansModel {
+            centers,
+            counts: s.counts,
+            labels: Vec::new(),
+            inertia: s.inertia,
+            n_iter: s.n_iter,
+            n_steps: s.n_steps,
+            converged: s.converged,
+            state,
+        })
     }
 }
 

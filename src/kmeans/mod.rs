@@ -47,13 +47,14 @@ pub use minibatch::{MiniBatchKMeans, MiniBatchKMeansModel, RowSource};
 use crate::backend::{AnyBackend, Backend, CpuBackend};
 use crate::comm::{agree, fetch_rows, single_process, Communicator, Partition, SharedComm, SingleProcess};
 use crate::data::validate::{
-    check_k, check_magnitude_global, check_points, check_positive_weights, check_sample_weight, check_slice,
-    Arithmetic,
+    check_k, check_magnitude_global, check_points, check_positive_weights, check_same_len,
+    check_sample_weight, check_slice, Arithmetic,
 };
 use crate::error::{Error, Result};
 use crate::estimator::{Clustering, Fit, Predict, Progress, ProgressFn};
 use crate::memory::{check_fit, product, MemoryEstimate};
 use crate::metric::MetricKind;
+use crate::model_file::{SaveLoad, StoredArray};
 use crate::rng::SeededRng;
 use crate::scalar::Scalar;
 use ndarray::{Array2, ArrayView2, Axis};
@@ -292,10 +293,62 @@ impl<F: Scalar> KMeansModel<F> {
     /// Euclidean distance of each point to each centre (n × k), scikit-learn's `transform`.
     pub fn transform(&self, x: ArrayView2<F>) -> Result<Array2<F>> {
         check_points(x)?;
+        check_same_len("number of features", self.centers.ncols(), x.ncols())?;
         let mut out = Array2::<F>::zeros((x.nrows(), self.centers.nrows()));
         CpuBackend::default().pairwise(x, self.centers.view(), &MetricKind::Euclidean, out.view_mut())?;
         Ok(out)
     }
+}
+
+/// The stored form of a k-means model: the centres and the fit's summary.
+#[derive(serde::Serialize, serde::Deserialize)]
+pub struct StoredKMeans {
+    centers: StoredArray,
+    inertia: f64,
+    n_iter: usize,
+    converged: bool,
+    algorithm: String,
+}
+
+impl<F: Scalar> SaveLoad for KMeansModel<F> {
+    const ALGORITHM: &'static str = "kmeans";
+    type Stored = StoredKMeans;
+    fn to_stored(&self) -> StoredKMeans {
+        StoredKMeans {
+            centers: StoredArray::from_array(&self.centers),
+            inertia: self.inertia,
+            n_iter: self.n_iter,
+            converged: self.converged,
+            algorithm: self.algorithm.name().into(),
+        }
+    }
+    /// The model without training labels.
+    fn from_stored(s: StoredKMeans) -> Result<Self> {
+        let algorithm = [
+            Algorithm::Lloyd,
+            Algorithm::Hamerly,
+            Algorithm::Elkan,
+            Algorithm::Auto,
+        ]
+        .into_iter()
+        .find(|a| a.name() == s.algorithm)
+        .unwrap_or(Algorithm::Auto);
+        Ok(KMeansModel {
+            centers: checked_centers(&s.centers)?,
+            labels: Vec::new(),
+            inertia: s.inertia,
+            n_iter: s.n_iter,
+            converged: s.converged,
+            algorithm,
+        })
+    }
+}
+
+/// Stored centres (k × d, finite, k and d at least 1).
+pub(crate) fn checked_centers<F: Scalar>(a: &StoredArray) -> Result<Array2<F>> {
+    let c = a.to_matrix::<F>("centers")?;
+    check_points(c.view())?;
+    Ok(c)
 }
 
 impl<F: Scalar> Predict<ArrayView2<'_, F>> for KMeansModel<F> {
@@ -303,6 +356,7 @@ impl<F: Scalar> Predict<ArrayView2<'_, F>> for KMeansModel<F> {
     /// The nearest centre of each point.
     fn predict(&self, x: &ArrayView2<'_, F>) -> Result<Vec<i64>> {
         check_points(*x)?;
+        check_same_len("number of features", self.centers.ncols(), x.ncols())?;
         let near = CpuBackend::default().nearest(*x, self.centers.view(), &MetricKind::SqEuclidean)?;
         Ok(near.into_iter().map(|n| n.index as i64).collect())
     }

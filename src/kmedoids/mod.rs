@@ -603,10 +603,52 @@ pub struct MedoidPredictor<F, M> {
     pub metric: M,
 }
 
+impl<F: Scalar, M: Metric> MedoidPredictor<F, M> {
+    /// The dissimilarity of each point to each medoid (n × k).
+    pub fn transform(&self, x: ArrayView2<F>) -> Result<ndarray::Array2<F>> {
+        crate::data::validate::check_points(x)?;
+        crate::data::validate::check_same_len("number of features", self.medoids.ncols(), x.ncols())?;
+        let mut out = ndarray::Array2::<F>::zeros((x.nrows(), self.medoids.nrows()));
+        crate::backend::CpuBackend::default().pairwise(
+            x,
+            self.medoids.view(),
+            &self.metric,
+            out.view_mut(),
+        )?;
+        Ok(out)
+    }
+}
+
+/// The stored form of a k-medoids predictor: the medoids' coordinates and the metric.
+#[derive(serde::Serialize, serde::Deserialize)]
+pub struct StoredKMedoids {
+    medoids: crate::model_file::StoredArray,
+    metric: String,
+}
+
+impl<F: Scalar> crate::model_file::SaveLoad for MedoidPredictor<F, crate::metric::MetricKind> {
+    const ALGORITHM: &'static str = "kmedoids";
+    type Stored = StoredKMedoids;
+    fn to_stored(&self) -> StoredKMedoids {
+        StoredKMedoids {
+            medoids: crate::model_file::StoredArray::from_array(&self.medoids),
+            metric: self.metric.to_string(),
+        }
+    }
+    fn from_stored(s: StoredKMedoids) -> Result<Self> {
+        let medoids = s.medoids.to_matrix::<F>("medoids")?;
+        crate::data::validate::check_points(medoids.view())?;
+        let metric: crate::metric::MetricKind = s.metric.parse()?;
+        metric.check_dim(medoids.ncols())?;
+        Ok(MedoidPredictor { medoids, metric })
+    }
+}
+
 impl<F: Scalar, M: Metric> crate::estimator::Predict<ArrayView2<'_, F>> for MedoidPredictor<F, M> {
     type Output = Vec<i64>;
     fn predict(&self, x: &ArrayView2<'_, F>) -> Result<Vec<i64>> {
         crate::data::validate::check_points(*x)?;
+        crate::data::validate::check_same_len("number of features", self.medoids.ncols(), x.ncols())?;
         let near = crate::backend::CpuBackend::default().nearest(*x, self.medoids.view(), &self.metric)?;
         Ok(near.into_iter().map(|n| n.index as i64).collect())
     }

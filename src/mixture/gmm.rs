@@ -31,6 +31,7 @@ use crate::estimator::{Clustering, Fit, Predict, Progress, ProgressFn};
 use crate::kmeans::{greedy_kmeans_plus_plus, random_rows, KMeans};
 use crate::linalg::{argmax_rows, cholesky_lower, gemm_abt, gram_add, invert_lower};
 use crate::memory::{check_fit, product, MemoryEstimate};
+use crate::model_file::{SaveLoad, StoredArray};
 use crate::rng::SeededRng;
 use crate::scalar::Scalar;
 use ndarray::{s, Array1, Array2, Array3, ArrayView2, Axis, Zip};
@@ -821,6 +822,59 @@ impl Clustering for GaussianMixtureModel {
     }
     fn converged(&self) -> bool {
         self.converged
+    }
+}
+
+/// The stored form of a Gaussian mixture: weights, means and covariances in the shape of
+/// their type (the precisions are recomputed on loading), and the fit's summary.
+#[derive(serde::Serialize, serde::Deserialize)]
+pub struct StoredGaussianMixture {
+    covariance_type: String,
+    weights: StoredArray,
+    means: StoredArray,
+    covariances: StoredArray,
+    lower_bound: f64,
+    n_iter: usize,
+    converged: bool,
+}
+
+impl SaveLoad for GaussianMixtureModel {
+    const ALGORITHM: &'static str = "gmm";
+    type Stored = StoredGaussianMixture;
+    fn to_stored(&self) -> StoredGaussianMixture {
+        let m = &self.mixture;
+        StoredGaussianMixture {
+            covariance_type: m.covariance_type.name().into(),
+            weights: StoredArray::from_array(&m.weights),
+            means: StoredArray::from_array(&m.means),
+            covariances: match &m.covariances {
+                Covariances::Full(c) => StoredArray::from_array(c),
+                Covariances::Tied(c) | Covariances::Diag(c) => StoredArray::from_array(c),
+                Covariances::Spherical(c) => StoredArray::from_array(c),
+            },
+            lower_bound: self.lower_bound,
+            n_iter: self.n_iter,
+            converged: self.converged,
+        }
+    }
+    /// The model without training labels, its precisions recomputed from the covariances.
+    fn from_stored(s: StoredGaussianMixture) -> Result<Self> {
+        let c = &s.covariances;
+        let covariances = match s.covariance_type.parse::<CovarianceType>()? {
+            CovarianceType::Full => Covariances::Full(c.to_array("covariances")?),
+            CovarianceType::Tied => Covariances::Tied(c.to_array("covariances")?),
+            CovarianceType::Diag => Covariances::Diag(c.to_array("covariances")?),
+            CovarianceType::Spherical => Covariances::Spherical(c.to_array("covariances")?),
+        };
+        let means = s.means.to_matrix("means")?;
+        check_finite(means.view(), "means")?;
+        let mixture = Mixture::from_parameters(s.weights.to_array("weights")?, means, covariances)?;
+        Ok(GaussianMixtureModel {
+            lower_bound: s.lower_bound,
+            n_iter: s.n_iter,
+            converged: s.converged,
+            ..GaussianMixtureModel::from_mixture(mixture)
+        })
     }
 }
 

@@ -1,6 +1,8 @@
 //! `clustr dbscan INPUT --eps E ...` and `clustr optics INPUT ...`.
 
-use crate::harness::{load_points, secs, AlgoArgs, CliError, CliResult, ExecArgs, OutputArgs, Report};
+use crate::harness::{
+    load_points, secs, AlgoArgs, CliError, CliResult, ExecArgs, ModelOutArg, OutputArgs, Report,
+};
 use clustr::density::{Dbscan, Extraction, IndexKind, Optics};
 use clustr::{Fit, MetricKind};
 use serde_json::json;
@@ -65,6 +67,10 @@ pub struct DbscanArgs {
     /// Weight of each point (.npy or .csv, one value per point); core = weight ≥ min_samples.
     #[arg(long)]
     sample_weight: Option<PathBuf>,
+    // (the model is the core points with their clusters, eps and the metric: a new point
+    // joins the cluster of its nearest core point within eps, else it is noise)
+    #[command(flatten)]
+    model: ModelOutArg,
 }
 
 pub fn run_dbscan(a: DbscanArgs) -> CliResult {
@@ -80,12 +86,20 @@ pub fn run_dbscan(a: DbscanArgs) -> CliResult {
     if let Some(p) = &a.sample_weight {
         params = params.sample_weight(crate::harness::read_sample_weight(p)?);
     }
-    let ((model, d, n, fit_s), threads) = c.exec.run(|_backend| {
+    let ((model, predictor, d, n, fit_s), threads) = c.exec.run(|_backend| {
         let x = load_points::<f64>(&c.input)?;
         let t = Instant::now();
         let model = params.fit(&x.view())?;
-        Ok((model, x.ncols(), x.nrows(), secs(t)))
+        // (the core points, while the points are in memory)
+        let predictor = match &a.model.model_out {
+            Some(_) => Some(model.predictor(x.view(), &params)?),
+            None => None,
+        };
+        Ok((model, predictor, x.ncols(), x.nrows(), secs(t)))
     })?;
+    if let Some(p) = &predictor {
+        a.model.save(p)?;
+    }
     let mut extra = serde_json::Map::new();
     extra.insert("eps".into(), json!(eps));
     extra.insert("min_samples".into(), json!(c.min_samples));

@@ -269,6 +269,34 @@ pub struct AlgoArgs {
     pub labels_out: Option<std::path::PathBuf>,
 }
 
+/// `--model-out` of the subcommands whose model assigns new points.
+#[derive(clap::Args, Clone, Debug)]
+pub struct ModelOutArg {
+    /// Write the fitted model here (JSON, see `clustr predict`): what assigns new points,
+    /// with the command line that fitted it.
+    #[arg(long)]
+    pub model_out: Option<std::path::PathBuf>,
+}
+
+impl ModelOutArg {
+    /// Saves `model` if asked (staged with the run's other outputs), recording the command.
+    pub fn save<M: clustr::model_file::SaveLoad>(&self, model: &M) -> CliResult {
+        if let Some(p) = &self.model_out {
+            let args: Vec<String> = std::env::args().skip(1).collect();
+            model.save_with(p, serde_json::json!({ "command": args }))?;
+        }
+        Ok(())
+    }
+
+    /// Refuses `--model-out` where the run gives no model that can assign new points.
+    pub fn refuse_with(&self, why: Option<&str>) -> CliResult {
+        match (why, &self.model_out) {
+            (Some(why), Some(_)) => Err(CliError::usage(format!("--model-out: {why}"))),
+            _ => Ok(()),
+        }
+    }
+}
+
 /// A progress bar driven by an algorithm's progress callback (hidden when not a terminal or
 /// with --quiet).
 pub fn iteration_bar(

@@ -1,8 +1,8 @@
 //! `clustr power-kmeans`, `kpkm`, `kernel-kmeans`, `rff-kpkm` and `ip-rff-mkpkm`.
 
 use crate::harness::{
-    iteration_bar, secs, AlgoArgs, CliError, CliResult, Dtype, ExecArgs, OutputArgs, Processes, Report,
-    WithLabels,
+    iteration_bar, secs, AlgoArgs, CliError, CliResult, Dtype, ExecArgs, ModelOutArg, OutputArgs, Processes,
+    Report, WithLabels,
 };
 use clustr::data::write_matrix;
 use clustr::kernel::{Bandwidth, IpRffMkpkm, Kernel, KernelKMeans, Kpkm, PowerKMeans, RffKpkm, Schedule};
@@ -122,6 +122,8 @@ pub struct PowerKMeansArgs {
     power: RunArgs,
     #[command(flatten)]
     anneal: AnnealArgs,
+    #[command(flatten)]
+    model: ModelOutArg,
     /// Run as one process of an MPI job (`mpirun -n P clustr power-kmeans --distributed X.npy`):
     /// each process holds its slice of the rows, the weighted sums are summed over the processes; rank 0 writes the
     /// labels and prints the summary. Needs the `mpi` feature.
@@ -155,6 +157,8 @@ pub struct RffKpkmArgs {
     power: RunArgs,
     #[command(flatten)]
     anneal: AnnealArgs,
+    #[command(flatten)]
+    model: ModelOutArg,
     /// Number of random Fourier features D.
     #[arg(long, default_value_t = 1000)]
     n_features: usize,
@@ -175,6 +179,8 @@ pub struct IpArgs {
     power: RunArgs,
     #[command(flatten)]
     anneal: AnnealArgs,
+    #[command(flatten)]
+    model: ModelOutArg,
     /// Random Fourier features per kernel.
     #[arg(long, default_value_t = 500)]
     n_features: usize,
@@ -245,7 +251,7 @@ pub fn run_power_kmeans(a: PowerKMeansArgs) -> CliResult {
         .seed(p.algo.seed);
     params.schedule = a.anneal.schedule(&params.schedule, p);
     let procs = Processes::new(a.distributed)?;
-    fn go<F: Scalar>(p: &RunArgs, procs: Processes, params: PowerKMeans) -> CliResult {
+    fn go<F: Scalar>(p: &RunArgs, procs: Processes, params: PowerKMeans, out: &ModelOutArg) -> CliResult {
         let params = params.communicator(procs.comm.clone());
         run_with::<F, _>(
             "power-kmeans",
@@ -255,12 +261,15 @@ pub fn run_power_kmeans(a: PowerKMeansArgs) -> CliResult {
                 let model = params.progress(prog).backend(backend.clone()).fit(&x.view())?;
                 Ok((model, backend.name()))
             },
-            |m| Ok(annealing(&m.fit, p.n_init)),
+            |m| {
+                out.save(m)?;
+                Ok(annealing(&m.fit, p.n_init))
+            },
         )
     }
     match p.dtype {
-        Dtype::F32 => go::<f32>(p, procs, params),
-        Dtype::F64 => go::<f64>(p, procs, params),
+        Dtype::F32 => go::<f32>(p, procs, params, &a.model),
+        Dtype::F64 => go::<f64>(p, procs, params, &a.model),
     }
 }
 
@@ -322,7 +331,7 @@ pub fn run_rff_kpkm(a: RffKpkmArgs) -> CliResult {
         .seed(p.algo.seed);
     params.schedule = a.anneal.schedule(&params.schedule, p);
     let procs = Processes::new(a.distributed)?;
-    fn go<F: Scalar>(p: &RunArgs, procs: Processes, params: RffKpkm) -> CliResult {
+    fn go<F: Scalar>(p: &RunArgs, procs: Processes, params: RffKpkm, out: &ModelOutArg) -> CliResult {
         let params = params.communicator(procs.comm.clone());
         run_with::<F, _>(
             "rff-kpkm",
@@ -333,6 +342,7 @@ pub fn run_rff_kpkm(a: RffKpkmArgs) -> CliResult {
                 Ok((model, backend.name()))
             },
             |m: &clustr::kernel::RffKpkmModel<F>| {
+                out.save(m)?;
                 let mut e = annealing(&m.power.fit, p.n_init);
                 e.insert("sigma".into(), json!(m.features.sigma));
                 e.insert("n_features".into(), json!(m.features.n_features()));
@@ -341,8 +351,8 @@ pub fn run_rff_kpkm(a: RffKpkmArgs) -> CliResult {
         )
     }
     match p.dtype {
-        Dtype::F32 => go::<f32>(p, procs, params),
-        Dtype::F64 => go::<f64>(p, procs, params),
+        Dtype::F32 => go::<f32>(p, procs, params, &a.model),
+        Dtype::F64 => go::<f64>(p, procs, params, &a.model),
     }
 }
 
@@ -359,13 +369,19 @@ pub fn run_ip_rff_mkpkm(a: IpArgs) -> CliResult {
     if let Some(s) = &a.sigmas {
         params = params.sigmas(s.clone());
     }
-    fn go<F: Scalar>(p: &RunArgs, params: IpRffMkpkm, out: &Option<PathBuf>) -> CliResult {
+    fn go<F: Scalar>(
+        p: &RunArgs,
+        params: IpRffMkpkm,
+        out: &Option<PathBuf>,
+        model_out: &ModelOutArg,
+    ) -> CliResult {
         run_with::<F, _>(
             "ip-rff-mkpkm",
             p,
             Processes::new(false)?,
             |x, prog, _| Ok((params.progress(prog).fit(&x.view())?, "cpu")),
             |m: &clustr::kernel::IpRffMkpkmModel<F>| {
+                model_out.save(m)?;
                 let t = m.typicality();
                 if let Some(path) = out {
                     let col = ndarray::Array2::from_shape_vec((t.len(), 1), t.clone()).expect("n x 1");
@@ -385,7 +401,7 @@ pub fn run_ip_rff_mkpkm(a: IpArgs) -> CliResult {
         )
     }
     match p.dtype {
-        Dtype::F32 => go::<f32>(p, params, &a.typicality_out),
-        Dtype::F64 => go::<f64>(p, params, &a.typicality_out),
+        Dtype::F32 => go::<f32>(p, params, &a.typicality_out, &a.model),
+        Dtype::F64 => go::<f64>(p, params, &a.typicality_out, &a.model),
     }
 }

@@ -2,8 +2,8 @@
 //! `clustr minibatch-kmeans INPUT --k K [--batch-size B] ...` (a .npy input is streamed).
 
 use crate::harness::{
-    iteration_bar, load_points, secs, AlgoArgs, CliError, CliResult, Dtype, ExecArgs, OutputArgs, Processes,
-    Report,
+    iteration_bar, load_points, secs, AlgoArgs, CliError, CliResult, Dtype, ExecArgs, ModelOutArg,
+    OutputArgs, Processes, Report,
 };
 use crate::harness::{read_matrix, read_sample_weight};
 use clustr::data::FileKind;
@@ -35,6 +35,8 @@ pub struct Args {
     tol: f64,
     #[command(flatten)]
     weights: SampleWeightArg,
+    #[command(flatten)]
+    model: ModelOutArg,
     /// Element type of the computation: f32 or f64.
     #[arg(long, value_enum, default_value = "f64")]
     dtype: Dtype,
@@ -141,6 +143,7 @@ fn fit<F: Scalar>(params: KMeans, a: &Args) -> CliResult {
         return Ok(()); // rank 0 writes and reports
     };
     model.labels = labels;
+    a.model.save(&model)?;
     let mut extra = serde_json::Map::new();
     extra.insert("centers".into(), centers_json(&model.centers));
     extra.insert("inertia".into(), json!(model.inertia));
@@ -194,6 +197,8 @@ pub struct MiniBatchArgs {
     chunk_size: Option<usize>,
     #[command(flatten)]
     weights: SampleWeightArg,
+    #[command(flatten)]
+    model: ModelOutArg,
     /// Element type of the computation: f32 or f64.
     #[arg(long, value_enum, default_value = "f64")]
     dtype: Dtype,
@@ -264,6 +269,7 @@ fn fit_minibatch<F: Scalar>(params: MiniBatchKMeans, a: &MiniBatchArgs) -> CliRe
         return Ok(()); // rank 0 writes and reports
     };
     model.labels = labels;
+    a.model.save(&model)?;
     let mut extra = serde_json::Map::new();
     extra.insert("centers".into(), centers_json(&model.centers));
     extra.insert("inertia".into(), json!(model.inertia));

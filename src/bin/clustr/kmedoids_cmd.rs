@@ -6,8 +6,8 @@
 
 use crate::harness::read_matrix;
 use crate::harness::{
-    iteration_bar, load_points, secs, AlgoArgs, CliError, CliResult, Dtype, ExecArgs, OutputArgs, Processes,
-    Report,
+    iteration_bar, load_points, secs, AlgoArgs, CliError, CliResult, Dtype, ExecArgs, ModelOutArg,
+    OutputArgs, Processes, Report,
 };
 use clustr::kmedoids::{Clara, Clarans, Init, KMedoids, KMedoidsModel, KValue};
 use clustr::{AnyBackend, Backend as _};
@@ -35,6 +35,9 @@ pub struct Args {
     /// Metric for the distances between points (ignored with --precomputed).
     #[arg(long, default_value = "euclidean")]
     metric: String,
+    // (the model is the medoids' coordinates and the metric)
+    #[command(flatten)]
+    model: ModelOutArg,
     /// Element type of the distance matrix: f32 or f64.
     #[arg(long, value_enum, default_value = "f32")]
     dtype: Dtype,
@@ -168,6 +171,11 @@ pub fn run(method: &str, a: Args) -> CliResult {
             "--distributed runs clara, fastclara and fasterclara on points, without --precomputed or --silhouette",
         ));
     }
+    a.model.refuse_with(match (a.precomputed, a.distributed) {
+        (true, _) => Some("a fit on dissimilarities has no coordinates to compare new points with"),
+        (_, true) => Some("not available with --distributed"),
+        _ => None,
+    })?;
     match a.dtype {
         Dtype::F32 => fit::<f32>(method, algo, &a),
         Dtype::F64 => fit::<f64>(method, algo, &a),
@@ -177,8 +185,13 @@ pub fn run(method: &str, a: Args) -> CliResult {
 fn fit<F: Scalar + KValue<Loss = f64>>(method: &str, algo: Algo, a: &Args) -> CliResult {
     let started = Instant::now();
     let procs = Processes::new(a.distributed)?;
-    let ((mut model, d, dist_s, fit_s, sil, backend_name), threads) = a.exec.run(|backend| {
+    let ((mut model, predictor, d, dist_s, fit_s, sil, backend_name), threads) = a.exec.run(|backend| {
         let t0 = Instant::now();
+        // The medoids' coordinates for --model-out, while the points are in memory.
+        let predictor_of = |m: &KMedoidsModel<f64>, x: &ndarray::Array2<F>| match &a.model.model_out {
+            Some(_) => m.predictor(x.view(), &a.metric.parse::<MetricKind>()?).map(Some),
+            None => Ok(None),
+        };
         let (bar, progress) = iteration_bar(algo.steps(), method, &a.output);
         let prefixed = |e: clustr::Error| CliError::from(e).prefixed(&a.input);
         // CLARA on points assigns the points to the medoids on the backend.
@@ -190,7 +203,7 @@ fn fit<F: Scalar + KValue<Loss = f64>>(method: &str, algo: Algo, a: &Args) -> Cl
             }
             _ => None,
         };
-        let (model, d, dist_s, fit_s, sil) = if let Some(p) = clara_points {
+        let (model, predictor, d, dist_s, fit_s, sil) = if let Some(p) = clara_points {
             let metric: MetricKind = a.metric.parse()?;
             let x = procs.load::<F>(&a.input)?;
             let t1 = Instant::now();
@@ -200,19 +213,20 @@ fn fit<F: Scalar + KValue<Loss = f64>>(method: &str, algo: Algo, a: &Args) -> Cl
                 .backend(backend.clone())
                 .progress(progress)
                 .fit_points(x.view(), &metric)?;
-            (model, Some(x.ncols()), 0.0, secs(t1), None)
+            let predictor = predictor_of(&model, &x)?;
+            (model, predictor, Some(x.ncols()), 0.0, secs(t1), None)
         } else if a.precomputed {
             let dm = DenseMatrix::new(read_matrix::<F>(&a.input)?).map_err(prefixed)?;
             let dist_s = secs(t0);
             let (model, fit_s, sil) = fit_on(&algo, &dm, progress, a.silhouette, backend)?;
-            (model, None, dist_s, fit_s, sil)
+            (model, None, None, dist_s, fit_s, sil)
         } else {
             let metric: MetricKind = a.metric.parse()?;
             let x = load_points::<F>(&a.input)?;
-            if algo.on_the_fly() {
+            let (model, dist_s, fit_s, sil) = if algo.on_the_fly() {
                 let otf = OnTheFly::new(x.view(), metric).map_err(prefixed)?;
                 let (model, fit_s, sil) = fit_on(&algo, &otf, progress, a.silhouette, backend)?;
-                (model, Some(x.ncols()), 0.0, fit_s, sil)
+                (model, 0.0, fit_s, sil)
             } else if let (Algo::Swap(p), "cuda") = (&algo, backend.name()) {
                 // The swap methods on the GPU from the points (no n × n matrix on the host where
                 // the metric allows; the distances are part of the fit).
@@ -230,21 +244,26 @@ fn fit<F: Scalar + KValue<Loss = f64>>(method: &str, algo: Algo, a: &Args) -> Cl
                 } else {
                     None
                 };
-                (model, Some(x.ncols()), 0.0, fit_s, sil)
+                (model, 0.0, fit_s, sil)
             } else {
                 let dm = DenseMatrix::from_points(x.view(), &metric, backend).map_err(prefixed)?;
                 let dist_s = secs(t0);
                 let (model, fit_s, sil) = fit_on(&algo, &dm, progress, a.silhouette, backend)?;
-                (model, Some(x.ncols()), dist_s, fit_s, sil)
-            }
+                (model, dist_s, fit_s, sil)
+            };
+            let predictor = predictor_of(&model, &x)?;
+            (model, predictor, Some(x.ncols()), dist_s, fit_s, sil)
         };
         bar.finish_and_clear();
-        Ok((model, d, dist_s, fit_s, sil, backend.name()))
+        Ok((model, predictor, d, dist_s, fit_s, sil, backend.name()))
     })?;
     let Some(labels) = procs.gather_labels(std::mem::take(&mut model.labels)) else {
         return Ok(()); // rank 0 writes and reports
     };
     model.labels = labels;
+    if let Some(p) = &predictor {
+        a.model.save(p)?;
+    }
     let mut extra = serde_json::Map::new();
     extra.insert("processes".into(), json!(procs.comm.size()));
     extra.insert("medoids".into(), json!(model.medoids));

@@ -13,6 +13,7 @@ mod kernel_cmd;
 mod kmeans_cmd;
 mod kmedoids_cmd;
 mod mixture_cmd;
+mod predict_cmd;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use std::path::{Path, PathBuf};
@@ -148,6 +149,8 @@ enum Command {
     Clarans(kmedoids_cmd::Args),
     /// k-medoids: FastCLARANS (random candidates against all medoids, 2.5% of n-k).
     Fastclarans(kmedoids_cmd::Args),
+    /// Assign new points with a model file written by a fit's --model-out.
+    Predict(predict_cmd::Args),
 }
 
 fn main() -> ExitCode {
@@ -193,6 +196,7 @@ fn main() -> ExitCode {
         Command::Eval(a) => eval_cmd::run(a),
         Command::Datasets(a) => datasets_cmd::run(a),
         Command::Kmeans(a) => kmeans_cmd::run(a),
+        Command::Predict(a) => predict_cmd::run(a),
         Command::MinibatchKmeans(a) => kmeans_cmd::run_minibatch(a),
         Command::Dbscan(a) => density_cmd::run_dbscan(a),
         Command::Optics(a) => density_cmd::run_optics(a),

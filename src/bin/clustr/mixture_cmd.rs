@@ -2,7 +2,8 @@
 //! `clustr ppp INPUT [--k-min 2] [--k-max 10] [--seeds 20] ...`.
 
 use crate::harness::{
-    iteration_bar, load_points, secs, AlgoArgs, CliError, CliResult, ExecArgs, OutputArgs, Processes, Report,
+    iteration_bar, load_points, secs, AlgoArgs, CliError, CliResult, ExecArgs, ModelOutArg, OutputArgs,
+    Processes, Report,
 };
 use clustr::data::{read_labels, write_matrix};
 use clustr::mixture::{CovarianceType, GaussianMixture, GmmInit, Ppp};
@@ -42,6 +43,8 @@ pub struct GmmArgs {
     /// weighted EM, an integer weight counting as that many copies of the row.
     #[arg(long)]
     sample_weight: Option<PathBuf>,
+    #[command(flatten)]
+    model: ModelOutArg,
     /// Run as one process of an MPI job (`mpirun -n P clustr gmm --distributed X.npy`): each
     /// process reads and fits its slice of the rows; rank 0 writes the labels and prints the
     /// summary (without BIC/AIC). Needs the `mpi` feature.
@@ -107,6 +110,7 @@ pub fn run_gmm(a: GmmArgs) -> CliResult {
         return Ok(()); // rank 0 writes and reports
     };
     model.labels = labels;
+    a.model.save(&model)?;
     let n = model.labels.len();
     if let (Some(path), Some(p)) = (&a.proba_out, &proba) {
         let names: Vec<String> = (0..a.algo.k).map(|c| format!("p{c}")).collect();
@@ -176,6 +180,9 @@ pub struct PppArgs {
     /// Write 1 for the points of the most separable set, 0 for the others (.npy or .csv).
     #[arg(long)]
     separable_out: Option<PathBuf>,
+    // (the model is the validating GMM of the chosen partition)
+    #[command(flatten)]
+    model: ModelOutArg,
     #[command(flatten)]
     exec: ExecArgs,
     #[command(flatten)]
@@ -202,6 +209,7 @@ pub fn run_ppp(a: PppArgs) -> CliResult {
     if let Some(p) = &a.labels_out {
         clustr::data::write_labels(p, &model.labels)?;
     }
+    a.model.save(&model.gmm)?;
     if let Some(p) = &a.separable_out {
         let flags: Vec<i64> = model.separable.iter().map(|&s| i64::from(s)).collect();
         clustr::data::write_labels(p, &flags)?;
