@@ -410,7 +410,14 @@ fn every_subcommand_refuses_bad_input_cleanly() {
     ] {
         std::fs::write(d.join(name), text).unwrap();
     }
-    for sub in ["kmeans", "minibatch-kmeans", "gmm", "dbscan"] {
+    for sub in [
+        "kmeans",
+        "minibatch-kmeans",
+        "gmm",
+        "power-kmeans",
+        "rff-kpkm",
+        "dbscan",
+    ] {
         let params: &[&str] = if sub == "dbscan" {
             &["--eps", "2"]
         } else {

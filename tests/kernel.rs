@@ -404,3 +404,123 @@ fn possibilistic_stage_keeps_the_rings() {
         assert!(ari >= 0.99, "possibilistic {possibilistic}: ARI {ari}");
     }
 }
+
+/// Blobs `x` with integer weights `w` in 0..=3, the rows repeated that many times (`repeated`,
+/// copies of rows `rows`), and for each row its first copy (or none).
+struct Repeated {
+    x: Array2<f64>,
+    w: Vec<f64>,
+    repeated: Array2<f64>,
+    rows: Vec<usize>,
+    first: Vec<Option<usize>>,
+}
+
+fn weighted_and_repeated() -> Repeated {
+    let x = Blobs::new(400, 4)
+        .n_features(3)
+        .cluster_std(1.5)
+        .seed(6)
+        .generate()
+        .unwrap()
+        .data;
+    let w: Vec<f64> = (0..x.nrows()).map(|i| ((i * 5 + 1) % 4) as f64).collect();
+    let rows: Vec<usize> = (0..x.nrows())
+        .flat_map(|i| std::iter::repeat_n(i, w[i] as usize))
+        .collect();
+    let mut first = vec![None; x.nrows()];
+    for (c, &i) in rows.iter().enumerate().rev() {
+        first[i] = Some(c);
+    }
+    let repeated = x.select(Axis(0), &rows);
+    Repeated {
+        x,
+        w,
+        repeated,
+        rows,
+        first,
+    }
+}
+
+#[test]
+fn weighted_power_and_rff_kpkm_equal_repeated_rows() {
+    let Repeated {
+        x,
+        w,
+        repeated,
+        rows,
+        first,
+    } = weighted_and_repeated();
+    let seeds: Vec<usize> = [3, 101, 205, 302].into_iter().filter(|&i| w[i] > 0.0).collect();
+    let copies: Vec<usize> = seeds.iter().map(|&i| first[i].unwrap()).collect();
+    let k = seeds.len();
+    let close = |a: &Array2<f64>, b: &Array2<f64>| {
+        a.iter()
+            .zip(b)
+            .all(|(a, b)| (a - b).abs() <= 1e-9 * (1.0 + b.abs()))
+    };
+    let weighted = PowerKMeans::new(k)
+        .init(PowerInit::Given(seeds.clone()))
+        .sample_weight(w.clone())
+        .fit(&x.view())
+        .unwrap();
+    let copied = PowerKMeans::new(k)
+        .init(PowerInit::Given(copies.clone()))
+        .fit(&repeated.view())
+        .unwrap();
+    assert!(
+        close(&weighted.centers, &copied.centers),
+        "{} vs {}",
+        weighted.centers,
+        copied.centers
+    );
+    assert_eq!(weighted.fit.n_iter, copied.fit.n_iter);
+    assert!((weighted.fit.objective - copied.fit.objective).abs() <= 1e-9 * copied.fit.objective);
+    let mapped: Vec<i64> = rows.iter().map(|&i| weighted.fit.labels[i]).collect();
+    assert_eq!(mapped, copied.fit.labels);
+    // Weights all 1 are the unweighted fit, bit for bit.
+    let plain = PowerKMeans::new(k)
+        .init(PowerInit::Given(seeds.clone()))
+        .fit(&x.view())
+        .unwrap();
+    let ones = PowerKMeans::new(k)
+        .init(PowerInit::Given(seeds.clone()))
+        .sample_weight(vec![1.0; x.nrows()])
+        .fit(&x.view())
+        .unwrap();
+    assert_eq!(plain, ones);
+    // RFF-KPKM: the same feature map (given bandwidth), then weighted power k-means on it.
+    let rff = |p: RffKpkm| p.n_features(300).bandwidth(Bandwidth::Given(2.0)).n_init(1);
+    let a = rff(RffKpkm::new(k)
+        .init(PowerInit::Given(seeds.clone()))
+        .sample_weight(w.clone()))
+    .fit(&x.view())
+    .unwrap();
+    let b = rff(RffKpkm::new(k).init(PowerInit::Given(copies)))
+        .fit(&repeated.view())
+        .unwrap();
+    assert!(close(&a.power.centers, &b.power.centers));
+    let mapped: Vec<i64> = rows.iter().map(|&i| a.power.fit.labels[i]).collect();
+    assert_eq!(mapped, b.power.fit.labels);
+    // Seeds never fall on a point of weight 0; bad weights are errors.
+    for init in [PowerInit::KMeansPlusPlus, PowerInit::Random] {
+        for seed in 0..10 {
+            let m = PowerKMeans::new(4)
+                .init(init.clone())
+                .seed(seed)
+                .n_init(1)
+                .sample_weight(w.clone());
+            let m = m.fit(&x.view()).unwrap();
+            assert!(
+                m.seeds.iter().all(|&i| w[i] > 0.0),
+                "{init:?} {seed}: {:?}",
+                m.seeds
+            );
+        }
+    }
+    let fit = |w: Vec<f64>| PowerKMeans::new(4).sample_weight(w).fit(&x.view());
+    assert!(fit(w[1..].to_vec()).is_err());
+    assert!(fit(vec![0.0; x.nrows()]).is_err());
+    let mut neg = w.clone();
+    neg[9] = -1.0;
+    assert!(fit(neg).unwrap_err().to_string().contains("point 9"));
+}

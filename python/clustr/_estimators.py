@@ -23,6 +23,14 @@ from sklearn.utils.validation import _check_sample_weight, _num_samples, check_i
 from . import _clustr
 from ._base import METRICS, RANDOM_STATE, THREADS, metric_name, n_threads, nearest, pairwise, points, seed
 
+
+def _weights(sample_weight, X, allow_negative=False):
+    """scikit-learn's check of ``sample_weight`` (None stays None), as a list for the binding."""
+    if sample_weight is None:
+        return None
+    return _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=not allow_negative).tolist()
+
+
 class _Centroids(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, BaseEstimator):
     """Shared by the estimators whose model is k centres in the input space: ``predict``
     (nearest centre), ``transform`` (Euclidean distance to each centre) and ``score``
@@ -137,9 +145,7 @@ class KMeans(_Centroids):
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None, sample_weight=None):
         X = points(self, X, reset=True)
-        w = None
-        if sample_weight is not None:
-            w = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True).tolist()
+        w = _weights(sample_weight, X)
         init, given = self._init_centers(X)
         out = _clustr.kmeans_fit(
             X, self.n_clusters, init, given, self._n_init(given), self.max_iter, self.tol,
@@ -203,9 +209,7 @@ class MiniBatchKMeans(_Centroids):
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None, sample_weight=None):
         X = points(self, X, reset=True)
-        w = None
-        if sample_weight is not None:
-            w = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True).tolist()
+        w = _weights(sample_weight, X)
         init, given = self._init_centers(X)
         out = _clustr.minibatch_kmeans_fit(
             X, self.n_clusters, init, given, self.batch_size, self.max_iter, self.tol,
@@ -322,9 +326,7 @@ class GaussianMixture(DensityMixin, BaseEstimator):
     @_fit_context(prefer_skip_nested_validation=True)
     def fit_predict(self, X, y=None, sample_weight=None):
         X = points(self, X, reset=not (self.warm_start and hasattr(self, "converged_")), dtype=[np.float64])
-        w = None
-        if sample_weight is not None:
-            w = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True).tolist()
+        w = _weights(sample_weight, X)
         if X.shape[0] < self.n_components:
             raise ValueError(
                 f"Expected n_samples >= n_components but got n_components = "
@@ -556,9 +558,7 @@ class DBSCAN(ClusterMixin, BaseEstimator):
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None, sample_weight=None):
         X = points(self, X, reset=True)
-        w = None
-        if sample_weight is not None:
-            w = _check_sample_weight(sample_weight, X, dtype=np.float64).tolist()
+        w = _weights(sample_weight, X, allow_negative=True)
         out = _clustr.dbscan_fit(
             X, float(self.eps), self.min_samples, metric_name(self.metric, self.p),
             self.algorithm, w, n_threads(self),
@@ -700,11 +700,11 @@ class PowerKMeans(_Centroids):
         self.n_threads = n_threads
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y=None):
+    def fit(self, X, y=None, sample_weight=None):
         X = points(self, X, reset=True)
         out = _clustr.power_kmeans_fit(
             X, self.n_clusters, self.s0, self.eta, self.max_iter, self.tol, self.n_init, self.init,
-            seed(self.random_state), n_threads(self),
+            seed(self.random_state), _weights(sample_weight, X), n_threads(self),
         )
         self._set_centres(out, X)
         self.objective_ = float(out["objective"])
@@ -742,12 +742,13 @@ class RffKpkm(ClusterMixin, BaseEstimator):
         self.n_threads = n_threads
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y=None):
+    def fit(self, X, y=None, sample_weight=None):
         # The median-heuristic bandwidth needs two points.
         X = points(self, X, reset=True, min_samples=1 if self.sigma else 2)
         out = _clustr.rff_kpkm_fit(
             X, self.n_clusters, self.n_components, self.sigma, self.s0, self.eta, self.max_iter,
-            self.tol, self.n_init, self.init, seed(self.random_state), n_threads(self),
+            self.tol, self.n_init, self.init, seed(self.random_state), _weights(sample_weight, X),
+            n_threads(self),
         )
         self.cluster_centers_ = out["cluster_centers"]
         self.labels_ = out["labels"]
@@ -759,8 +760,8 @@ class RffKpkm(ClusterMixin, BaseEstimator):
         self.converged_ = bool(out["converged"])
         return self
 
-    def fit_predict(self, X, y=None):
-        return self.fit(X).labels_
+    def fit_predict(self, X, y=None, sample_weight=None):
+        return self.fit(X, sample_weight=sample_weight).labels_
 
     def predict(self, X):
         check_is_fitted(self)
@@ -838,7 +839,7 @@ def expected_failed_checks(estimator):
             "check_clustering": "the check fits points (n × 2), not a square dissimilarity "
             "matrix, whatever the pairwise tag says",
         }
-    if isinstance(estimator, (KMeans, MiniBatchKMeans, GaussianMixture)):
+    if isinstance(estimator, (KMeans, MiniBatchKMeans, GaussianMixture, PowerKMeans, RffKpkm)):
         # scikit-learn declares the same for its KMeans and MiniBatchKMeans.
         return {
             "check_sample_weight_equivalence_on_dense_data": "seeding draws points in "

@@ -714,7 +714,7 @@ fn schedule(base: Schedule, s0: Option<f64>, eta: f64, max_iter: usize, tol: f64
 
 /// Power k-means on the points' coordinates.
 #[pyfunction]
-#[pyo3(signature = (x, n_clusters, s0, eta, max_iter, tol, n_init, init, seed, n_threads))]
+#[pyo3(signature = (x, n_clusters, s0, eta, max_iter, tol, n_init, init, seed, sample_weight, n_threads))]
 #[allow(clippy::too_many_arguments)]
 fn power_kmeans_fit<'py>(
     py: Python<'py>,
@@ -727,15 +727,17 @@ fn power_kmeans_fit<'py>(
     n_init: usize,
     init: &str,
     seed: u64,
+    sample_weight: Option<Vec<f64>>,
     n_threads: usize,
 ) -> PyResult<Bound<'py, PyDict>> {
     let base = PowerKMeans::new(n_clusters);
     let sched = schedule(base.schedule, s0, eta, max_iter, tol);
-    let est = base
+    let mut est = base
         .schedule(sched)
         .n_init(n_init)
         .init(power_init(init)?)
         .seed(seed);
+    est.sample_weight = sample_weight;
     with_points!(x, v => {
         let m = run(py, n_threads, |p| est.progress(p).fit(&v))?;
         out(py, vec![
@@ -755,7 +757,7 @@ fn bandwidth(sigma: Option<f64>) -> Bandwidth {
 
 /// Kernel power k-means on random Fourier features of a Gaussian kernel.
 #[pyfunction]
-#[pyo3(signature = (x, n_clusters, n_components, sigma, s0, eta, max_iter, tol, n_init, init, seed, n_threads))]
+#[pyo3(signature = (x, n_clusters, n_components, sigma, s0, eta, max_iter, tol, n_init, init, seed, sample_weight, n_threads))]
 #[allow(clippy::too_many_arguments)]
 fn rff_kpkm_fit<'py>(
     py: Python<'py>,
@@ -770,17 +772,19 @@ fn rff_kpkm_fit<'py>(
     n_init: usize,
     init: &str,
     seed: u64,
+    sample_weight: Option<Vec<f64>>,
     n_threads: usize,
 ) -> PyResult<Bound<'py, PyDict>> {
     let base = RffKpkm::new(n_clusters);
     let sched = schedule(base.schedule, s0, eta, max_iter, tol);
-    let est = base
+    let mut est = base
         .schedule(sched)
         .n_features(n_components)
         .bandwidth(bandwidth(sigma))
         .n_init(n_init)
         .init(power_init(init)?)
         .seed(seed);
+    est.sample_weight = sample_weight;
     with_points!(x, v => {
         let m = run(py, n_threads, |p| est.progress(p).fit(&v))?;
         let f = m.features;

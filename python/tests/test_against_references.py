@@ -55,10 +55,19 @@ def test_weighted_minibatch_inertia_and_errors(blobs):
     np.testing.assert_array_equal(m.labels_, d2.argmin(1))
     assert m.inertia_ == pytest.approx((d2.min(1) * w).sum(), rel=1e-9)
     for bad in [-w, np.zeros_like(w), w[:-1]]:
-        with pytest.raises(ValueError):
-            clustr.MiniBatchKMeans(5).fit(blobs, sample_weight=bad)
-        with pytest.raises(ValueError):
-            clustr.KMeans(5).fit(blobs, sample_weight=bad)
+        for est in [clustr.KMeans(5), clustr.MiniBatchKMeans(5), clustr.PowerKMeans(5), clustr.RffKpkm(5)]:
+            with pytest.raises(ValueError):
+                est.fit(blobs, sample_weight=bad)
+
+
+@pytest.mark.parametrize("make", [clustr.PowerKMeans, clustr.RffKpkm])
+def test_weighted_power_methods_never_seed_on_zero_weight(blobs, make):
+    w = np.ones(len(blobs))
+    w[::2] = 0.0
+    m = make(5, n_init=1, random_state=3).fit(blobs, sample_weight=w)
+    assert m.objective_ > 0 and np.isfinite(m.objective_)
+    ones = make(5, n_init=1, random_state=3).fit(blobs, sample_weight=np.ones(len(blobs)))
+    assert len(np.unique(ones.labels_)) == 5
 
 
 @pytest.mark.parametrize("covariance_type", ["full", "tied", "diag", "spherical"])

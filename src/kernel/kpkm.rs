@@ -311,7 +311,7 @@ fn best_exact(
 ) -> Result<KernelModel> {
     let mut rng = SeededRng::seed_from_u64(seed);
     let once = |r| -> Result<KernelModel> {
-        let seeds = init.seeds(km.nrows(), k, &mut rng, |rng| {
+        let seeds = init.seeds(km.nrows(), k, None, &mut rng, |rng| {
             Ok(kernel_kmeans_plus_plus(km, k, rng))
         })?;
         let mut space = KernelSpace::new(km, &seeds);
@@ -476,9 +476,17 @@ pub struct RffKpkm {
     pub comm: SharedComm,
     /// Where the feature map and the iterations run (default: the CPU).
     pub backend: AnyBackend,
+    /// The weight of each point, as in [`PowerKMeans`] on the features (the bandwidth's
+    /// median heuristic stays unweighted).
+    pub sample_weight: Option<Vec<f64>>,
 }
 
 impl RffKpkm {
+    /// The weight of each point.
+    pub fn sample_weight(mut self, w: Vec<f64>) -> Self {
+        self.sample_weight = Some(w);
+        self
+    }
     /// RFF-KPKM with D = 1,000 and the median-heuristic bandwidth.
     pub fn new(k: usize) -> Self {
         RffKpkm {
@@ -492,6 +500,7 @@ impl RffKpkm {
             progress: None,
             comm: single_process(),
             backend: AnyBackend::default(),
+            sample_weight: None,
         }
     }
     /// The backend of the feature map and the iterations.
@@ -676,6 +685,7 @@ impl<F: Scalar> Fit<ArrayView2<'_, F>> for RffKpkm {
             .communicator(self.comm.clone())
             .backend(self.backend.clone());
         power.progress = self.progress.clone();
+        power.sample_weight = self.sample_weight.clone();
         let power = power.fit_rows(z.view())?;
         Ok(RffKpkmModel { features, power })
     }

@@ -572,7 +572,7 @@ impl<F: Scalar> Fit<ArrayView2<'_, F>> for IpRffMkpkm {
         let mut rng = SeededRng::seed_from_u64(self.seed);
         let once = |r: usize| -> Result<IpRffMkpkmModel<F>> {
             let schedule = self.schedule.for_run(r);
-            let seeds = self.init.seeds(x.nrows(), self.k, &mut rng, |rng| {
+            let seeds = self.init.seeds(x.nrows(), self.k, None, &mut rng, |rng| {
                 crate::kmeans::kmeans_plus_plus_indices(x.view(), self.k, rng)
             })?;
             let m = z.len();

@@ -247,6 +247,10 @@ pub(crate) trait Space {
     fn comm(&self) -> &dyn Communicator {
         &SingleProcess
     }
+    /// The points' sample weights (`None`: all 1).
+    fn sample_weight(&self) -> Option<&[f64]> {
+        None
+    }
 }
 
 /// What one MM iteration reports.
@@ -314,16 +318,21 @@ pub(crate) fn weights_of(d: &Array2<f64>, s: f64) -> (Array2<f64>, f64, f64) {
     (w, sums[0], sums[1] / d.nrows() as f64)
 }
 
-/// `Σᵢ M_s(dᵢ.)` over the rows of all processes.
-pub(crate) fn objective_of(d: &Array2<f64>, s: f64, comm: &dyn Communicator) -> f64 {
+/// `Σᵢ vᵢ·M_s(dᵢ.)` over the rows of all processes (`v` the sample weights, all 1 without).
+pub(crate) fn objective_of(d: &Array2<f64>, s: f64, v: Option<&[f64]>, comm: &dyn Communicator) -> f64 {
     let blocks: Vec<Vec<f64>> = d
         .axis_chunks_iter(Axis(0), BLOCK)
         .into_par_iter()
-        .map(|b| {
-            vec![b
+        .enumerate()
+        .map(|(b, rows)| {
+            vec![rows
                 .rows()
                 .into_iter()
-                .map(|r| power_mean(r.as_slice().expect("standard layout"), s))
+                .enumerate()
+                .map(|(r, row)| {
+                    let m = power_mean(row.as_slice().expect("standard layout"), s);
+                    v.map_or(m, |v| v[b * BLOCK + r] * m)
+                })
                 .sum::<f64>()]
         })
         .collect();
@@ -427,7 +436,7 @@ pub(crate) fn finish_hard<S: Space + ?Sized>(
         labels,
         n_iter,
         converged,
-        objective: objective_of(&d, f64::NEG_INFINITY, space.comm()),
+        objective: objective_of(&d, f64::NEG_INFINITY, space.sample_weight(), space.comm()),
     })
 }
 
@@ -475,16 +484,18 @@ impl PowerInit {
         }
     }
 
-    /// The seed rows for `n` points, with `kmeanspp` giving k-means++'s choice.
+    /// The seed rows for `n` points (random ones drawn ∝ `w` when given), with `kmeanspp`
+    /// giving k-means++'s choice.
     pub(crate) fn seeds(
         &self,
         n: usize,
         k: usize,
+        w: Option<&[f64]>,
         rng: &mut SeededRng,
         kmeanspp: impl FnOnce(&mut SeededRng) -> Result<Vec<usize>>,
     ) -> Result<Vec<usize>> {
         let seeds = match self {
-            PowerInit::Random => rand::seq::index::sample(rng, n, k).into_vec(),
+            PowerInit::Random => crate::kmeans::random_rows(rng, n, k, w)?,
             PowerInit::KMeansPlusPlus => kmeanspp(rng)?,
             PowerInit::Given(s) => s.clone(),
         };
@@ -595,6 +606,10 @@ pub(crate) struct Features<'a, F: Scalar> {
     backend: CpuBackend,
     part: Partition,
     comm: &'a dyn Communicator,
+    /// Sample weights of the rows (`None`: all 1), set by [`Features::weighted`].
+    sample_weight: Option<&'a [f64]>,
+    /// n / Σ weights, so that the reported hardness is the weighted mean.
+    hardness_scale: f64,
 }
 
 impl<'a, F: Scalar> Features<'a, F> {
@@ -608,7 +623,18 @@ impl<'a, F: Scalar> Features<'a, F> {
             backend: CpuBackend::default(),
             part,
             comm,
+            sample_weight: None,
+            hardness_scale: 1.0,
         }
+    }
+
+    /// With sample weights (one process: `x` holds every row).
+    pub fn weighted(mut self, w: Option<&'a [f64]>) -> Self {
+        if let Some(v) = w {
+            self.hardness_scale = v.len() as f64 / v.iter().sum::<f64>();
+        }
+        self.sample_weight = w;
+        self
     }
 }
 
@@ -652,8 +678,12 @@ impl<F: Scalar> Space for Features<'_, F> {
                     for j in 0..k {
                         d[j] = (self.norms[i] + center_norms[j] - 2.0 * dots[[r, j]].to_f64_exact()).max(0.0);
                     }
-                    objective += power_weights(&d, s, &mut wrow);
-                    hard += hardness(&wrow);
+                    let v = self.sample_weight.map_or(1.0, |v| v[i]);
+                    objective += v * power_weights(&d, s, &mut wrow);
+                    hard += v * self.hardness_scale * hardness(&wrow);
+                    if v != 1.0 {
+                        wrow.iter_mut().for_each(|w| *w *= v);
+                    }
                     for j in 0..k {
                         w[[r, j]] = F::from_f64_lossy(wrow[j]);
                         totals[j] += wrow[j];
@@ -670,6 +700,10 @@ impl<F: Scalar> Space for Features<'_, F> {
 
     fn comm(&self) -> &dyn Communicator {
         self.comm
+    }
+
+    fn sample_weight(&self) -> Option<&[f64]> {
+        self.sample_weight
     }
 }
 
@@ -693,6 +727,11 @@ pub struct PowerKMeans {
     /// Where the iterations run (default: the CPU; on CUDA the points stay on the device and
     /// each iteration's distances, weights and block sums are computed there, k <= 64).
     pub backend: AnyBackend,
+    /// The weight vᵢ of each point (default all 1): the objective is `Σᵢ vᵢ·M_s(‖xᵢ − θ.‖²)`,
+    /// each centroid the mean of the points weighted by vᵢ times their MM weight, k-means++
+    /// and random seeds drawn ∝ v; an integer weight counts as that many copies of the row.
+    /// CPU only, not in a distributed run.
+    pub sample_weight: Option<Vec<f64>>,
 }
 
 impl PowerKMeans {
@@ -711,7 +750,13 @@ impl PowerKMeans {
             progress: None,
             comm: single_process(),
             backend: AnyBackend::default(),
+            sample_weight: None,
         }
+    }
+    /// The weight of each point.
+    pub fn sample_weight(mut self, w: Vec<f64>) -> Self {
+        self.sample_weight = Some(w);
+        self
     }
     /// Number of runs from different initial centroids (the best objective is kept).
     pub fn n_init(mut self, n: usize) -> Self {
@@ -773,6 +818,17 @@ impl PowerKMeans {
             crate::data::validate::check_slice(x, part.offset, part.n_global)?;
             crate::data::validate::check_k(self.k, part.n_global)?;
             self.schedule.validate()?;
+            if let Some(w) = &self.sample_weight {
+                if comm.size() > 1 || !matches!(self.backend, AnyBackend::Cpu(_)) {
+                    return Err(Error::param(
+                        "sample_weight",
+                        "given",
+                        "power k-means takes sample weights on the CPU, in one process",
+                    ));
+                }
+                crate::data::validate::check_sample_weight(w, x.nrows(), false)?;
+                crate::data::validate::check_positive_weights(w, self.k)?;
+            }
             check_fit(
                 self,
                 "power k-means",
@@ -789,11 +845,12 @@ impl PowerKMeans {
         let mut rng = SeededRng::seed_from_u64(self.seed);
         let fit_once = |r: usize| -> Result<PowerKMeansModel<F>> {
             let schedule = self.schedule.for_run(r);
-            let seeds = self.init.seeds(part.n_global, self.k, &mut rng, |rng| {
-                crate::kmeans::greedy_kmeans_plus_plus(x.view(), None, self.k, rng, part, comm)
+            let w = self.sample_weight.as_deref();
+            let seeds = self.init.seeds(part.n_global, self.k, w, &mut rng, |rng| {
+                crate::kmeans::greedy_kmeans_plus_plus(x.view(), w, self.k, rng, part, comm)
             })?;
             let on_cpu = || -> Result<(Array2<F>, PowerFit)> {
-                let mut space = Features::new(x.view(), &seeds, part, comm);
+                let mut space = Features::new(x.view(), &seeds, part, comm).weighted(w);
                 let fit = run(&mut space, &schedule, self.progress.as_ref())?;
                 Ok((space.centers, fit))
             };

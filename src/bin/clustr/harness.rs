@@ -269,6 +269,29 @@ pub struct AlgoArgs {
     pub labels_out: Option<std::path::PathBuf>,
 }
 
+/// `--sample-weight` of the centroid methods (k-means, mini-batch, power k-means, RFF-KPKM).
+#[derive(clap::Args, Clone, Debug)]
+pub struct SampleWeightArg {
+    /// Weight of each point (.npy or .csv, one value per point; non-negative, at least k
+    /// positive): weighted means and objective, seeding ∝ weight, an integer weight counting
+    /// as that many copies of the row.
+    #[arg(long)]
+    pub sample_weight: Option<std::path::PathBuf>,
+}
+
+impl SampleWeightArg {
+    /// The weights, if given (not with --distributed).
+    pub fn read(&self, distributed: bool) -> CliResult<Option<Vec<f64>>> {
+        match &self.sample_weight {
+            Some(_) if distributed => Err(CliError::usage(
+                "--sample-weight is not available with --distributed",
+            )),
+            Some(p) => Ok(Some(read_sample_weight(p)?)),
+            None => Ok(None),
+        }
+    }
+}
+
 /// `--model-out` of the subcommands whose model assigns new points.
 #[derive(clap::Args, Clone, Debug)]
 pub struct ModelOutArg {

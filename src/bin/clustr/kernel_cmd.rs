@@ -2,7 +2,7 @@
 
 use crate::harness::{
     iteration_bar, secs, AlgoArgs, CliError, CliResult, Dtype, ExecArgs, ModelOutArg, OutputArgs, Processes,
-    Report, WithLabels,
+    Report, SampleWeightArg, WithLabels,
 };
 use clustr::data::write_matrix;
 use clustr::kernel::{Bandwidth, IpRffMkpkm, Kernel, KernelKMeans, Kpkm, PowerKMeans, RffKpkm, Schedule};
@@ -124,6 +124,8 @@ pub struct PowerKMeansArgs {
     anneal: AnnealArgs,
     #[command(flatten)]
     model: ModelOutArg,
+    #[command(flatten)]
+    weights: SampleWeightArg,
     /// Run as one process of an MPI job (`mpirun -n P clustr power-kmeans --distributed X.npy`):
     /// each process holds its slice of the rows, the weighted sums are summed over the processes; rank 0 writes the
     /// labels and prints the summary. Needs the `mpi` feature.
@@ -159,6 +161,8 @@ pub struct RffKpkmArgs {
     anneal: AnnealArgs,
     #[command(flatten)]
     model: ModelOutArg,
+    #[command(flatten)]
+    weights: SampleWeightArg,
     /// Number of random Fourier features D.
     #[arg(long, default_value_t = 1000)]
     n_features: usize,
@@ -250,6 +254,7 @@ pub fn run_power_kmeans(a: PowerKMeansArgs) -> CliResult {
         .n_init(p.n_init)
         .seed(p.algo.seed);
     params.schedule = a.anneal.schedule(&params.schedule, p);
+    params.sample_weight = a.weights.read(a.distributed)?;
     let procs = Processes::new(a.distributed)?;
     fn go<F: Scalar>(p: &RunArgs, procs: Processes, params: PowerKMeans, out: &ModelOutArg) -> CliResult {
         let params = params.communicator(procs.comm.clone());
@@ -330,6 +335,7 @@ pub fn run_rff_kpkm(a: RffKpkmArgs) -> CliResult {
         .n_init(p.n_init)
         .seed(p.algo.seed);
     params.schedule = a.anneal.schedule(&params.schedule, p);
+    params.sample_weight = a.weights.read(a.distributed)?;
     let procs = Processes::new(a.distributed)?;
     fn go<F: Scalar>(p: &RunArgs, procs: Processes, params: RffKpkm, out: &ModelOutArg) -> CliResult {
         let params = params.communicator(procs.comm.clone());

@@ -5,7 +5,7 @@ use crate::harness::{
     iteration_bar, load_points, secs, AlgoArgs, CliError, CliResult, Dtype, ExecArgs, ModelOutArg,
     OutputArgs, Processes, Report,
 };
-use crate::harness::{read_matrix, read_sample_weight};
+use crate::harness::{read_matrix, SampleWeightArg};
 use clustr::data::FileKind;
 use clustr::kmeans::{Algorithm, KMeans, KMeansInit, MiniBatchKMeans};
 use clustr::Backend as _;
@@ -79,28 +79,6 @@ pub fn run(a: Args) -> CliResult {
     match a.dtype {
         Dtype::F32 => fit::<f32>(params, &a),
         Dtype::F64 => fit::<f64>(params, &a),
-    }
-}
-
-/// `--sample-weight` of k-means and mini-batch k-means.
-#[derive(clap::Args)]
-struct SampleWeightArg {
-    /// Weight of each point (.npy or .csv, one value per point; non-negative, at least k
-    /// positive): weighted means and inertia, seeding ∝ weight, an integer weight counting as
-    /// that many copies of the row.
-    #[arg(long)]
-    sample_weight: Option<PathBuf>,
-}
-
-impl SampleWeightArg {
-    fn read(&self, distributed: bool) -> CliResult<Option<Vec<f64>>> {
-        match &self.sample_weight {
-            Some(_) if distributed => Err(CliError::usage(
-                "--sample-weight is not available with --distributed",
-            )),
-            Some(p) => Ok(Some(read_sample_weight(p)?)),
-            None => Ok(None),
-        }
     }
 }
 
