@@ -417,11 +417,12 @@ fn every_subcommand_refuses_bad_input_cleanly() {
         "power-kmeans",
         "rff-kpkm",
         "dbscan",
+        "optics",
     ] {
-        let params: &[&str] = if sub == "dbscan" {
-            &["--eps", "2"]
-        } else {
-            &["--k", "2"]
+        let params: &[&str] = match sub {
+            "dbscan" => &["--eps", "2"],
+            "optics" => &["--min-samples", "2"],
+            _ => &["--k", "2"],
         };
         for (file, needle) in [
             ("wneg.csv", "negative"),
@@ -431,8 +432,11 @@ fn every_subcommand_refuses_bad_input_cleanly() {
             ("wtwo.csv", "one column"),
             ("wone.csv", "k = 2"),
         ] {
-            if sub == "dbscan" && matches!(file, "wneg.csv" | "wzero.csv" | "wone.csv") {
-                continue; // DBSCAN takes negative and zero weights, as scikit-learn
+            let density = sub == "dbscan" || sub == "optics";
+            if (sub == "dbscan" && matches!(file, "wneg.csv" | "wzero.csv"))
+                || (density && file == "wone.csv")
+            {
+                continue; // DBSCAN takes negative and zero weights, as scikit-learn; no k
             }
             count += 1;
             let mut args: Vec<String> = [

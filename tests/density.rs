@@ -262,3 +262,72 @@ fn bad_input_is_an_error() {
         Error::NonFinite { row: 4, col: 1, .. }
     ));
 }
+
+/// OPTICS with sample weights: all 1 is the unweighted fit; integer weights give each point
+/// the core distance of its copies in the repeated data; the core points at eps are weighted
+/// DBSCAN's; bad weights are errors.
+#[test]
+fn weighted_optics_counts_weight_as_dbscan_does() {
+    let x = clustr::datasets::Blobs::new(500, 4)
+        .n_features(2)
+        .cluster_std(0.9)
+        .seed(12)
+        .generate()
+        .unwrap()
+        .data;
+    let n = x.nrows();
+    let w: Vec<f64> = (0..n).map(|i| ((i * 7 + 3) % 4) as f64).collect();
+    let plain = Optics::new(6).fit(&x.view()).unwrap();
+    let ones = Optics::new(6).sample_weight(vec![1.0; n]).fit(&x.view()).unwrap();
+    assert_eq!(plain, ones);
+    let weighted = Optics::new(6).sample_weight(w.clone()).fit(&x.view()).unwrap();
+    let rows: Vec<usize> = (0..n)
+        .flat_map(|i| std::iter::repeat_n(i, w[i] as usize))
+        .collect();
+    let repeated = Optics::new(6)
+        .fit(&x.select(ndarray::Axis(0), &rows).view())
+        .unwrap();
+    let mut checked = 0;
+    for (c, &i) in rows.iter().enumerate() {
+        if c == 0 || rows[c - 1] != i {
+            assert_eq!(weighted.core_distances[i], repeated.core_distances[c], "row {i}");
+            checked += 1;
+        }
+    }
+    assert!(checked > n / 2);
+    // Core at eps exactly where weighted DBSCAN finds a core point.
+    let eps = 0.4137;
+    let db = Dbscan::new(eps)
+        .min_samples(6)
+        .sample_weight(w.clone())
+        .fit(&x.view())
+        .unwrap();
+    let optics_core: Vec<usize> = (0..n).filter(|&i| weighted.core_distances[i] <= eps).collect();
+    assert_eq!(optics_core, db.core_sample_indices);
+    // A point of weight min_samples is core at radius 0; one of weight 0 does not count
+    // itself, so it needs its 6 nearest others (brute force).
+    let mut v = vec![1.0; n];
+    (v[0], v[1]) = (6.0, 0.0);
+    let m = Optics::new(6).sample_weight(v).fit(&x.view()).unwrap();
+    assert_eq!(m.core_distances[0], 0.0);
+    let mut d1: Vec<f64> = x
+        .rows()
+        .into_iter()
+        .map(|r| ((r[0] - x[[1, 0]]).powi(2) + (r[1] - x[[1, 1]]).powi(2)).sqrt())
+        .collect();
+    d1.sort_by(f64::total_cmp);
+    assert!(
+        (m.core_distances[1] - d1[6]).abs() < 1e-12,
+        "{} vs {}",
+        m.core_distances[1],
+        d1[6]
+    );
+    assert!((plain.core_distances[1] - d1[5]).abs() < 1e-12);
+    for bad in [vec![1.0; n - 1], vec![0.0; n], {
+        let mut v = vec![1.0; n];
+        v[4] = -1.0;
+        v
+    }] {
+        assert!(Optics::new(6).sample_weight(bad).fit(&x.view()).is_err());
+    }
+}

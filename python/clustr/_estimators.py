@@ -639,7 +639,7 @@ class OPTICS(ClusterMixin, BaseEstimator):
         return max(2, int(v * n))
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y=None):
+    def fit(self, X, y=None, sample_weight=None):
         X = points(self, X, reset=True, min_samples=2)
         n = X.shape[0]
         min_samples = self._count(self.min_samples, n)
@@ -650,7 +650,7 @@ class OPTICS(ClusterMixin, BaseEstimator):
         out = _clustr.optics_fit(
             X, min_samples, float(self.max_eps), metric_name(self.metric, self.p), self.cluster_method,
             None if self.eps is None else float(self.eps), float(self.xi), self.predecessor_correction,
-            self._count(self.min_cluster_size, n), self.algorithm, n_threads(self),
+            self._count(self.min_cluster_size, n), self.algorithm, _weights(sample_weight, X), n_threads(self),
         )
         self.ordering_ = out["ordering"]
         self.reachability_ = out["reachability"]
@@ -660,8 +660,8 @@ class OPTICS(ClusterMixin, BaseEstimator):
         self.cluster_hierarchy_ = out["cluster_hierarchy"]
         return self
 
-    def fit_predict(self, X, y=None):
-        return self.fit(X).labels_
+    def fit_predict(self, X, y=None, sample_weight=None):
+        return self.fit(X, sample_weight=sample_weight).labels_
 
 
 _POWER = {

@@ -641,7 +641,7 @@ fn dbscan_fit<'py>(
 
 /// OPTICS.
 #[pyfunction]
-#[pyo3(signature = (x, min_samples, max_eps, metric_name, cluster_method, eps, xi, predecessor_correction, min_cluster_size, algorithm, n_threads))]
+#[pyo3(signature = (x, min_samples, max_eps, metric_name, cluster_method, eps, xi, predecessor_correction, min_cluster_size, algorithm, sample_weight, n_threads))]
 #[allow(clippy::too_many_arguments)]
 fn optics_fit<'py>(
     py: Python<'py>,
@@ -655,6 +655,7 @@ fn optics_fit<'py>(
     predecessor_correction: bool,
     min_cluster_size: Option<usize>,
     algorithm: &str,
+    sample_weight: Option<Vec<f64>>,
     n_threads: usize,
 ) -> PyResult<Bound<'py, PyDict>> {
     let extraction = match cluster_method {
@@ -671,6 +672,7 @@ fn optics_fit<'py>(
     if let Some(m) = min_cluster_size {
         est = est.min_cluster_size(m);
     }
+    est.sample_weight = sample_weight;
     let m = with_points!(x, v => run(py, n_threads, |_| est.fit(&v))?);
     let hierarchy = Array2::from_shape_fn((m.clusters.len(), 2), |(i, j)| {
         let (a, b) = m.clusters[i];

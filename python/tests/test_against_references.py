@@ -188,3 +188,15 @@ def test_gmm_integer_weights_equal_repeated_rows(blobs):
     np.testing.assert_allclose(weighted.covariances_, copies.covariances_, rtol=1e-7)
     with pytest.raises(ValueError):
         clustr.GaussianMixture(2).fit(blobs, sample_weight=-np.ones(len(blobs)))
+
+
+def test_weighted_optics_core_distances_equal_repeated_rows(blobs):
+    w = np.arange(len(blobs)) % 3 + 1
+    weighted = clustr.OPTICS(min_samples=6).fit(blobs, sample_weight=w.astype(float))
+    repeated = clustr.OPTICS(min_samples=6).fit(np.repeat(blobs, w, axis=0))
+    first = np.concatenate([[0], np.cumsum(w)[:-1]])
+    np.testing.assert_array_equal(weighted.core_distances_, repeated.core_distances_[first])
+    ones = clustr.OPTICS(min_samples=6).fit(blobs, sample_weight=np.ones(len(blobs)))
+    plain = clustr.OPTICS(min_samples=6).fit(blobs)
+    np.testing.assert_array_equal(ones.ordering_, plain.ordering_)
+    np.testing.assert_array_equal(ones.labels_, plain.labels_)

@@ -13,6 +13,11 @@
 //!   2018, Algorithm 2) with the index fix of scikit-learn PR #26459, `min_cluster_size`
 //!   (default `min_samples`), smallest clusters labelled first.
 //! - DBSCAN extraction at any `eps ≤ max_eps`, in linear time.
+//! - Sample weights (scikit-learn's OPTICS has none): as DBSCAN's, a point's neighbourhood
+//!   counts weight instead of points, so the core distance is the smallest radius within
+//!   which the weights, the point's own included, add up to `min_samples`; an integer weight
+//!   counts as that many copies of the point. The ordering and the extractions are unchanged
+//!   (`min_cluster_size` counts points).
 //!
 //! Deliberate difference: scikit-learn finds the next point by a scan over all unprocessed
 //! points (O(n²) even with a finite `max_eps`); here a priority queue
@@ -56,6 +61,9 @@ pub struct Optics {
     pub min_cluster_size: Option<usize>,
     /// Schubert & Gertz's predecessor correction of xi clusters (default on).
     pub predecessor_correction: bool,
+    /// The weight of each point (default all 1; non-negative): a core neighbourhood needs
+    /// `min_samples` of weight.
+    pub sample_weight: Option<Vec<f64>>,
 }
 
 impl Default for Optics {
@@ -68,6 +76,7 @@ impl Default for Optics {
             extraction: Extraction::Xi(0.05),
             min_cluster_size: None,
             predecessor_correction: true,
+            sample_weight: None,
         }
     }
 }
@@ -110,6 +119,39 @@ impl Optics {
         self.predecessor_correction = on;
         self
     }
+    /// The weight of each point.
+    pub fn sample_weight(mut self, w: Vec<f64>) -> Self {
+        self.sample_weight = Some(w);
+        self
+    }
+
+    /// The core distance of point `i` (before `max_eps` and rounding): the distance to the
+    /// `min_samples`-th nearest point, or with weights the smallest radius holding
+    /// `min_samples` of weight (∞ when all the points together hold less).
+    fn core_distance<F: Scalar>(&self, index: &NeighborIndex<'_, F>, i: usize) -> f64 {
+        let need = self.min_samples as f64;
+        let Some(w) = &self.sample_weight else {
+            return index
+                .nearest(index.point(i), self.min_samples)
+                .last()
+                .map_or(f64::INFINITY, |p| p.1);
+        };
+        let mut k = self.min_samples;
+        loop {
+            let near = index.nearest(index.point(i), k);
+            let mut total = 0.0;
+            for &(j, d) in &near {
+                total += w[j];
+                if total >= need {
+                    return d;
+                }
+            }
+            if near.len() < k || k >= index.len() {
+                return f64::INFINITY;
+            }
+            k = (2 * k).min(index.len());
+        }
+    }
 
     fn validate(&self, n: usize) -> Result<()> {
         if self.min_samples < 2 || self.min_samples > n {
@@ -121,6 +163,9 @@ impl Optics {
         }
         if self.max_eps.is_nan() || self.max_eps <= 0.0 {
             return Err(Error::param("max_eps", self.max_eps, "must be positive"));
+        }
+        if let Some(w) = &self.sample_weight {
+            crate::data::validate::check_sample_weight(w, n, false)?;
         }
         match self.extraction {
             Extraction::Xi(xi) if !(xi > 0.0 && xi < 1.0) => {
@@ -278,11 +323,7 @@ impl<F: Scalar> Fit<ArrayView2<'_, F>> for Optics {
         let core: Vec<f64> = (0..n)
             .into_par_iter()
             .map(|i| {
-                let d = index
-                    .nearest(index.point(i), self.min_samples)
-                    .last()
-                    .expect("k >= 1")
-                    .1;
+                let d = self.core_distance(&index, i);
                 if d > self.max_eps {
                     f64::INFINITY
                 } else {

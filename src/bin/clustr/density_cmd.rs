@@ -27,6 +27,10 @@ pub struct NeighbourArgs {
     /// Write the labels here (.npy int32 or .csv; -1 = noise).
     #[arg(long)]
     labels_out: Option<PathBuf>,
+    /// Weight of each point (.npy or .csv, one value per point): a core neighbourhood needs
+    /// min-samples of weight (dbscan also takes negative weights, as scikit-learn).
+    #[arg(long)]
+    sample_weight: Option<PathBuf>,
     #[command(flatten)]
     exec: ExecArgs,
     #[command(flatten)]
@@ -64,9 +68,6 @@ pub struct DbscanArgs {
     /// Neighbourhood radius in metres (haversine only).
     #[arg(long)]
     eps_m: Option<f64>,
-    /// Weight of each point (.npy or .csv, one value per point); core = weight ≥ min_samples.
-    #[arg(long)]
-    sample_weight: Option<PathBuf>,
     // (the model is the core points with their clusters, eps and the metric: a new point
     // joins the cluster of its nearest core point within eps, else it is noise)
     #[command(flatten)]
@@ -83,7 +84,7 @@ pub fn run_dbscan(a: DbscanArgs) -> CliResult {
         .min_samples(c.min_samples)
         .metric(metric)
         .index(c.index()?);
-    if let Some(p) = &a.sample_weight {
+    if let Some(p) = &c.sample_weight {
         params = params.sample_weight(crate::harness::read_sample_weight(p)?);
     }
     let ((model, predictor, d, n, fit_s), threads) = c.exec.run(|_backend| {
@@ -211,6 +212,9 @@ pub fn run_optics(a: OpticsArgs) -> CliResult {
         .extraction(extraction);
     if let Some(m) = a.min_cluster_size {
         params = params.min_cluster_size(m);
+    }
+    if let Some(p) = &c.sample_weight {
+        params = params.sample_weight(crate::harness::read_sample_weight(p)?);
     }
     if let Some(p) = &a.reachability_out {
         if clustr::data::FileKind::of(p)? != clustr::data::FileKind::Csv {
