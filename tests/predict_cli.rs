@@ -251,3 +251,96 @@ fn what_a_model_cannot_do_is_refused() {
         &["l.csv"],
     );
 }
+
+/// Every model type saved by the library, loaded by `clustr predict` in a new process and
+/// applied to held-out points: the same labels as the in-process model (GMM probabilities
+/// within 1e-12, distances equal).
+#[test]
+fn a_model_loaded_in_a_new_process_predicts_as_the_fitted_one() {
+    use clustr::density::Dbscan;
+    use clustr::kernel::{IpRffMkpkm, PowerKMeans, RffKpkm};
+    use clustr::kmeans::{KMeans, MiniBatchKMeans};
+    use clustr::kmedoids::KMedoids;
+    use clustr::mixture::GaussianMixture;
+    use clustr::model_file::SaveLoad;
+    use clustr::{Fit, MetricKind, Predict};
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let blobs = |n, seed| {
+        clustr::datasets::Blobs::new(n, 4)
+            .n_features(3)
+            .cluster_std(1.3)
+            .seed(seed)
+            .generate()
+            .unwrap()
+            .data
+    };
+    // (held-out points from the same clusters: every fifth row)
+    let all = blobs(1900, 7);
+    let split = |keep: fn(usize) -> bool| {
+        let rows: Vec<usize> = (0..all.nrows()).filter(|&i| keep(i)).collect();
+        all.select(ndarray::Axis(0), &rows)
+    };
+    let (x, held_out) = (split(|i| i % 5 != 0), split(|i| i % 5 == 0));
+    ndarray_npy::write_npy(d.join("new.npy"), &held_out).unwrap();
+    let (xv, nv) = (x.view(), held_out.view());
+    let predicted = |name: &str, extra: &[&str]| -> Vec<i64> {
+        let mut args = vec!["predict", name, "new.npy", "--labels-out", "l.npy", "--quiet"];
+        args.extend(extra);
+        ok(d, &args);
+        labels(d, "l.npy")
+    };
+    let distances = || -> ndarray::Array2<f64> { ndarray_npy::read_npy(d.join("t.npy")).unwrap() };
+    let t = ["--transform-out", "t.npy"];
+
+    let m = KMeans::new(5).seed(1).fit(&xv).unwrap();
+    m.save(&d.join("km.json")).unwrap();
+    assert_eq!(predicted("km.json", &t), m.predict(&nv).unwrap());
+    assert_eq!(distances(), m.transform(nv).unwrap());
+
+    let m = MiniBatchKMeans::new(5).batch_size(128).seed(1).fit(&xv).unwrap();
+    m.save(&d.join("mb.json")).unwrap();
+    assert_eq!(predicted("mb.json", &t), m.predict(&nv).unwrap());
+    assert_eq!(distances(), m.transform(nv).unwrap());
+
+    let m = GaussianMixture::new(4).seed(1).fit(&xv).unwrap();
+    m.save(&d.join("gmm.json")).unwrap();
+    assert_eq!(
+        predicted("gmm.json", &["--proba-out", "p.npy"]),
+        m.predict(&nv).unwrap()
+    );
+    let p: ndarray::Array2<f64> = ndarray_npy::read_npy(d.join("p.npy")).unwrap();
+    let expected = m.predict_proba(nv).unwrap();
+    assert!(p.iter().zip(&expected).all(|(a, b)| (a - b).abs() <= 1e-12));
+
+    let fit = KMedoids::fasterpam(4)
+        .seed(1)
+        .fit_points(xv, &MetricKind::Manhattan)
+        .unwrap();
+    let m = fit.predictor(xv, &MetricKind::Manhattan).unwrap();
+    m.save(&d.join("kmed.json")).unwrap();
+    assert_eq!(predicted("kmed.json", &t), m.predict(&nv).unwrap());
+    assert_eq!(distances(), m.transform(nv).unwrap());
+
+    let params = Dbscan::new(0.5).min_samples(6);
+    let m = params.fit(&xv).unwrap().predictor(xv, &params).unwrap();
+    m.save(&d.join("db.json")).unwrap();
+    let l = predicted("db.json", &[]);
+    assert_eq!(l, m.predict(&nv).unwrap());
+    let noise = l.iter().filter(|&&v| v == -1).count();
+    assert!(noise > 0 && noise < l.len(), "{noise} of {} noise", l.len());
+
+    let m = PowerKMeans::new(4).seed(1).fit(&xv).unwrap();
+    m.save(&d.join("pk.json")).unwrap();
+    assert_eq!(predicted("pk.json", &t), m.predict(nv).unwrap());
+    assert_eq!(distances(), m.transform(nv).unwrap());
+
+    let m = RffKpkm::new(4).n_features(300).seed(1).fit(&xv).unwrap();
+    m.save(&d.join("rff.json")).unwrap();
+    assert_eq!(predicted("rff.json", &[]), m.predict(nv).unwrap());
+
+    let m = IpRffMkpkm::new(4).n_features(100).seed(1).fit(&xv).unwrap();
+    m.save(&d.join("ip.json")).unwrap();
+    assert_eq!(predicted("ip.json", &t), m.predict(nv).unwrap());
+    assert_eq!(distances(), m.transform(nv).unwrap());
+}
