@@ -9,7 +9,7 @@
 //! annealing amplifies it), [`reproducible_sum`] adds per-block partial sums exactly, and
 //! [`row_range`] cuts the rows into slices of whole blocks.
 //! [`SingleProcess`] is the default: every call is the identity, so an algorithm never
-//! branches on "distributed or not". [`Mpi`] (feature `mpi`) runs over the system's MPI.
+//! branches on "distributed or not". `Mpi` (feature `mpi`) runs over the system's MPI.
 
 use crate::error::{Error, Result};
 use std::fmt::Debug;

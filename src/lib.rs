@@ -11,6 +11,13 @@
 //! - the estimator pattern ([`estimator`]);
 //! - evaluation measures ([`eval`]), data I/O ([`data`]) and data sets ([`datasets`]).
 
+#![warn(missing_docs)]
+
+// The README's library section compiles and runs, as a crate depending on clustr would use it.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeLibrarySection;
+
 pub mod backend;
 pub mod comm;
 pub mod data;

@@ -34,7 +34,7 @@ pub fn set_max_memory(bytes: Option<u64>) {
 }
 
 /// The limit checked by every fit: the value set with [`set_max_memory`], else 80% of the
-/// memory the process may still take ([`room`]), or 8 GiB where neither the system nor the
+/// memory the process may still take (`room`), or 8 GiB where neither the system nor the
 /// control group says.
 pub fn max_memory() -> u64 {
     match MAX_MEMORY.load(Ordering::Relaxed) {

@@ -28,6 +28,14 @@ use rayon::prelude::*;
 const BLOCK: usize = 256;
 
 /// Parameters of DBSCAN (the estimator).
+///
+/// ```
+/// use clustr::prelude::*;
+/// let x = clustr::datasets::load("iris")?.data;
+/// let model = clustr::density::Dbscan::new(0.5).min_samples(5).fit(&x.view())?;
+/// assert!(model.n_clusters >= 2 && model.n_noise() > 0);
+/// # Ok::<(), clustr::Error>(())
+/// ```
 #[derive(Clone, Debug)]
 pub struct Dbscan {
     /// Neighbourhood radius, inclusive (for haversine: kilometres).

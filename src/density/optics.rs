@@ -45,6 +45,15 @@ pub enum Extraction {
 }
 
 /// Parameters of OPTICS (the estimator).
+///
+/// ```
+/// use clustr::prelude::*;
+/// let x = clustr::datasets::load("iris")?.data;
+/// use clustr::density::{Extraction, Optics};
+/// let model = Optics::new(5).extraction(Extraction::Dbscan(0.5)).fit(&x.view())?;
+/// assert_eq!(model.ordering.len(), x.nrows());
+/// # Ok::<(), clustr::Error>(())
+/// ```
 #[derive(Clone, Debug)]
 pub struct Optics {
     /// Neighbourhood size of a core point, the point itself included (default 5, at least 2).

@@ -39,6 +39,17 @@ use rayon::prelude::*;
 use std::f64::consts::PI;
 
 /// Parameters of MagmaClust (the estimator).
+///
+/// ```
+/// use clustr::gp::magmaclust::MagmaClust;
+/// use clustr::gp::simulate::{Scenario, Simulator};
+/// let sim = Simulator { n_tasks: 10, n_points: 8, ..Simulator::new(Scenario::H00) }.generate()?;
+/// let mut params = MagmaClust::new(2);
+/// params.n_iter_max = 3;
+/// let model = params.fit(&sim.tasks)?;
+/// assert_eq!(model.labels.len(), 10);
+/// # Ok::<(), clustr::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct MagmaClust {
     /// Number of clusters K (1 is Magma).

@@ -189,6 +189,15 @@ fn kernel_kmeans_plus_plus(k: &Array2<f64>, n_clusters: usize, rng: &mut SeededR
 }
 
 /// Parameters of exact kernel power k-means (the estimator).
+///
+/// ```
+/// use clustr::prelude::*;
+/// let x = clustr::datasets::load("iris")?.data;
+/// use clustr::kernel::{Bandwidth, Kernel, Kpkm};
+/// let model = Kpkm::new(3).kernel(Kernel::Gaussian(Bandwidth::Median)).n_init(2).fit(&x.view())?;
+/// assert_eq!(model.labels().len(), x.nrows());
+/// # Ok::<(), clustr::Error>(())
+/// ```
 #[derive(Clone, Debug)]
 pub struct Kpkm {
     /// Number of clusters.
@@ -363,6 +372,15 @@ impl<F: Scalar> Fit<ArrayView2<'_, F>> for Kpkm {
 }
 
 /// Parameters of plain kernel k-means (Lloyd's iterations in feature space; the estimator).
+///
+/// ```
+/// use clustr::prelude::*;
+/// let x = clustr::datasets::load("iris")?.data;
+/// use clustr::kernel::{Bandwidth, Kernel, KernelKMeans};
+/// let model = KernelKMeans::new(3).kernel(Kernel::Gaussian(Bandwidth::Given(1.0))).fit(&x.view())?;
+/// assert_eq!(model.labels().len(), x.nrows());
+/// # Ok::<(), clustr::Error>(())
+/// ```
 #[derive(Clone, Debug)]
 pub struct KernelKMeans {
     /// Number of clusters.
@@ -453,6 +471,14 @@ impl<F: Scalar> Fit<ArrayView2<'_, F>> for KernelKMeans {
 
 /// Parameters of RFF-KPKM: power k-means on random Fourier features of a Gaussian kernel (the
 /// estimator).
+///
+/// ```
+/// use clustr::prelude::*;
+/// let x = clustr::datasets::load("iris")?.data;
+/// let model = clustr::kernel::RffKpkm::new(3).n_features(200).n_init(2).fit(&x.view())?;
+/// assert_eq!(model.predict(x.view())?.len(), x.nrows());
+/// # Ok::<(), clustr::Error>(())
+/// ```
 #[derive(Clone, Debug)]
 pub struct RffKpkm {
     /// Number of clusters.

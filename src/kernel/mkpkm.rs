@@ -50,6 +50,14 @@ use ndarray::{Array2, ArrayView2, Axis};
 use rand::SeedableRng;
 
 /// Parameters of IP-RFF-MKPKM (the estimator).
+///
+/// ```
+/// use clustr::prelude::*;
+/// let x = clustr::datasets::load("iris")?.data;
+/// let model = clustr::kernel::IpRffMkpkm::new(3).n_features(100).n_init(2).fit(&x.view())?;
+/// assert_eq!(model.predict(x.view())?.len(), x.nrows());
+/// # Ok::<(), clustr::Error>(())
+/// ```
 #[derive(Clone, Debug)]
 pub struct IpRffMkpkm {
     /// Number of clusters.

@@ -708,6 +708,14 @@ impl<F: Scalar> Space for Features<'_, F> {
 }
 
 /// Parameters of power k-means on the data's own coordinates (the estimator).
+///
+/// ```
+/// use clustr::prelude::*;
+/// let x = clustr::datasets::load("iris")?.data;
+/// let model = clustr::kernel::PowerKMeans::new(3).seed(1).fit(&x.view())?;
+/// assert_eq!(model.predict(x.view())?, model.fit.labels);
+/// # Ok::<(), clustr::Error>(())
+/// ```
 #[derive(Clone, Debug)]
 pub struct PowerKMeans {
     /// Number of clusters.

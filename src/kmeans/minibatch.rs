@@ -80,6 +80,14 @@ impl<F: Scalar> RowSource<F> for NpyRows {
 }
 
 /// Parameters of mini-batch k-means (the estimator).
+///
+/// ```
+/// use clustr::prelude::*;
+/// let x = clustr::datasets::load("iris")?.data;
+/// let model = clustr::kmeans::MiniBatchKMeans::new(3).batch_size(32).seed(1).fit(&x.view())?;
+/// assert_eq!(model.predict(&x.view())?, model.labels);
+/// # Ok::<(), clustr::Error>(())
+/// ```
 #[derive(Clone, Debug)]
 pub struct MiniBatchKMeans {
     /// Number of clusters.

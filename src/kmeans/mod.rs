@@ -130,6 +130,15 @@ impl Algorithm {
 }
 
 /// Parameters of k-means (the estimator).
+///
+/// ```
+/// use clustr::prelude::*;
+/// let x = clustr::datasets::load("iris")?.data;
+/// let model = clustr::kmeans::KMeans::new(3).n_init(4).seed(1).fit(&x.view())?;
+/// assert_eq!(model.predict(&x.view())?, model.labels);
+/// assert_eq!(model.n_clusters(), 3);
+/// # Ok::<(), clustr::Error>(())
+/// ```
 #[derive(Clone, Debug)]
 pub struct KMeans {
     /// Number of clusters.

@@ -38,6 +38,15 @@ pub enum ClaraVariant {
 }
 
 /// Parameters of a CLARA run.
+///
+/// ```
+/// use clustr::prelude::*;
+/// let x = clustr::datasets::load("iris")?.data;
+/// let clara = clustr::kmedoids::Clara::fasterclara(3).seed(1);
+/// let model = clara.fit_points(x.view(), &MetricKind::Euclidean)?;
+/// assert_eq!(model.medoids.len(), 3);
+/// # Ok::<(), clustr::Error>(())
+/// ```
 #[derive(Clone, Debug)]
 pub struct Clara {
     /// Number of medoids.

@@ -29,6 +29,15 @@ pub enum ClaransVariant {
 }
 
 /// Parameters of a CLARANS run.
+///
+/// ```
+/// use clustr::prelude::*;
+/// let x = clustr::datasets::load("iris")?.data;
+/// let d = OnTheFly::new(x.view(), MetricKind::Manhattan)?;
+/// let model = clustr::kmedoids::Clarans::fastclarans(3).seed(1).fit(&d)?;
+/// assert_eq!(model.medoids.len(), 3);
+/// # Ok::<(), clustr::Error>(())
+/// ```
 #[derive(Clone, Debug)]
 pub struct Clarans {
     /// Number of medoids.

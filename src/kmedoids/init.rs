@@ -23,7 +23,7 @@ pub fn random_medoids(n: usize, k: usize, rng: &mut SeededRng) -> Vec<usize> {
 /// total deviation most. When no point lowers it (fewer than k distinct points), the
 /// lowest-index point not yet a medoid is taken.
 ///
-/// The same medoids as the textbook O(n²k) loop ([`build_on`] over all points), in
+/// The same medoids as the textbook O(n²k) loop (`build_on` over all points), in
 /// O(n²·(1 + Σₜ cₜ/n)) dissimilarities, where cₜ is the number of points whose nearest medoid
 /// changes at step t (about n/t on clustered data, so O(n² log k)): each candidate's gain
 /// Σⱼ max(0, dⱼ − d(x, j)) is kept up to date as the nearest-medoid distances dⱼ fall, only

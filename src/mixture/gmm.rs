@@ -142,6 +142,16 @@ impl GmmInit {
 }
 
 /// Parameters of a Gaussian mixture fitted by EM (the estimator).
+///
+/// ```
+/// use clustr::prelude::*;
+/// let x = clustr::datasets::load("iris")?.data;
+/// use clustr::mixture::{CovarianceType, GaussianMixture};
+/// let model = GaussianMixture::new(3).covariance_type(CovarianceType::Diag).seed(1).fit(&x.view())?;
+/// let proba = model.predict_proba(x.view())?;
+/// assert!((proba.row(0).sum() - 1.0).abs() < 1e-12);
+/// # Ok::<(), clustr::Error>(())
+/// ```
 #[derive(Clone, Debug)]
 pub struct GaussianMixture {
     /// Number of components (scikit-learn's `n_components`).

@@ -37,6 +37,14 @@ use rand::{Rng, SeedableRng};
 use std::collections::HashMap;
 
 /// Parameters of PPP (the estimator).
+///
+/// ```
+/// use clustr::prelude::*;
+/// let x = clustr::datasets::load("iris")?.data;
+/// let model = clustr::mixture::Ppp::new(2, 4).n_runs(5).fit(&x.view())?;
+/// assert!((2..=4).contains(&model.k));
+/// # Ok::<(), clustr::Error>(())
+/// ```
 #[derive(Clone, Debug)]
 pub struct Ppp {
     /// Smallest k tried (default 2).

@@ -1,4 +1,4 @@
-//! The `clustr` command line: a thin layer over the library (see DESIGN.md, "CLI contract").
+//! The `clustr` command line: a thin layer over the library (the contract is the README's "Command line" section).
 //!
 //! Exit codes: 0 success, 2 bad input or parameters (one line on stderr naming the problem),
 //! 1 other failures. Output files are written whole or not at all.
