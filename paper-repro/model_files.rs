@@ -68,7 +68,7 @@ fn main() {
         out += &row;
         eprintln!("{row}");
     }
-    out += "\nBase64 reads 3–4× faster at every size and writes faster, in 57 % of the bytes; \
+    out += "\nBase64 reads faster at every size (last column) and writes faster, in 57 % of the bytes; \
             JSON numbers cost under half a millisecond up to a few thousand elements. So model \
             files keep arrays of up to `INLINE_MAX` = 4,096 elements as numbers (readable: \
             centres, weights) and larger ones as base64 (core points, feature maps).\n";

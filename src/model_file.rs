@@ -17,8 +17,8 @@
 //!   file assigns new points.
 //! - Arrays ([`StoredArray`]) keep their shape and element type. Up to [`INLINE_MAX`]
 //!   elements they are JSON numbers (shortest round-trip form, so exact); above it they are
-//!   the base64 of their little-endian bytes, also exact, 3–4× faster to read, faster to
-//!   write and 57 % of the size (paper-repro/results/model_files.md).
+//!   the base64 of their little-endian bytes, also exact, 2.3–3.8× faster to read, faster
+//!   to write and 57 % of the size (paper-repro/results/model_files.md).
 //!
 //! Files are written whole or not at all ([`crate::data::output::atomic_write`]).
 
