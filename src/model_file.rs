@@ -227,18 +227,17 @@ pub trait SaveLoad: Sized {
     /// Reads a model of this type from `path`; a file of another format version or algorithm
     /// is refused with a message naming both.
     fn load(path: &Path) -> Result<Self> {
-        let file: Envelope<serde_json::Value> = read_envelope(path)?;
-        if file.algorithm != Self::ALGORITHM {
+        let (bytes, algorithm) = read_checked(path)?;
+        if algorithm != Self::ALGORITHM {
             return Err(Error::Unsupported(format!(
-                "{}: a {} model, not {}",
+                "{}: a {algorithm} model, not {}",
                 path.display(),
-                file.algorithm,
                 Self::ALGORITHM
             )));
         }
-        let stored: Self::Stored = serde_json::from_value(file.model)
+        let file: Envelope<Self::Stored> = serde_json::from_slice(&bytes)
             .map_err(|e| Error::parse(path, None, None, format!("model: {e}")))?;
-        Self::from_stored(stored).map_err(|e| match e {
+        Self::from_stored(file.model).map_err(|e| match e {
             Error::Unsupported(m) => Error::Unsupported(format!("{}: {m}", path.display())),
             other => other,
         })
@@ -257,38 +256,40 @@ struct Envelope<M> {
     model: M,
 }
 
-/// Reads and checks the outer object of a model file.
-fn read_envelope(path: &Path) -> Result<Envelope<serde_json::Value>> {
-    let text = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+/// The fields of a model file read before its model (the rest is skipped, not kept).
+#[derive(Deserialize)]
+struct Header {
+    format: Option<String>,
+    format_version: Option<serde_json::Value>,
+    clustr_version: Option<String>,
+    algorithm: Option<String>,
+}
+
+/// Reads a model file and checks its format and version: its bytes, and its algorithm.
+fn read_checked(path: &Path) -> Result<(Vec<u8>, String)> {
+    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
     let not_model = || Error::parse(path, None, None, "not a clustr model file".to_string());
-    let value: serde_json::Value = serde_json::from_slice(&text).map_err(|_| not_model())?;
-    if value.get("format").and_then(|f| f.as_str()) != Some(FORMAT) {
+    let header: Header = serde_json::from_slice(&bytes).map_err(|_| not_model())?;
+    if header.format.as_deref() != Some(FORMAT) {
         return Err(not_model());
     }
-    let version = value.get("format_version").and_then(|v| v.as_u64());
+    let version = header.format_version.as_ref().and_then(|v| v.as_u64());
     if version != Some(FORMAT_VERSION) {
         return Err(Error::Unsupported(format!(
             "{}: model format version {}, written by clustr {}; this clustr ({}) reads version {}",
             path.display(),
             version.map_or("?".into(), |v| v.to_string()),
-            value
-                .get("clustr_version")
-                .and_then(|v| v.as_str())
-                .unwrap_or("?"),
+            header.clustr_version.as_deref().unwrap_or("?"),
             env!("CARGO_PKG_VERSION"),
             FORMAT_VERSION
         )));
     }
-    serde_json::from_value(value).map_err(|e| Error::parse(path, None, None, e.to_string()))
+    let algorithm = header.algorithm.ok_or_else(not_model)?;
+    Ok((bytes, algorithm))
 }
 
 /// The `algorithm` of the model file at `path` (checked to be a model file of this format
 /// version), so a caller can choose the type to load.
 pub fn algorithm_of(path: &Path) -> Result<String> {
-    Ok(read_envelope(path)?.algorithm)
-}
-
-/// The model file's recorded fit parameters.
-pub fn parameters_of(path: &Path) -> Result<serde_json::Value> {
-    Ok(read_envelope(path)?.parameters)
+    Ok(read_checked(path)?.1)
 }

@@ -192,13 +192,7 @@ fn kmeans_fit<'py>(
     n_threads: usize,
 ) -> PyResult<Bound<'py, PyDict>> {
     let init = kmeans_init(init, init_centers)?;
-    let algorithm = match algorithm {
-        "lloyd" => Algorithm::Lloyd,
-        "elkan" => Algorithm::Elkan,
-        "hamerly" => Algorithm::Hamerly,
-        "auto" => Algorithm::Auto,
-        other => return Err(PyValueError::new_err(format!("unknown algorithm {other:?}"))),
-    };
+    let algorithm: Algorithm = algorithm.parse().map_err(to_py)?;
     let mut est = KMeans::new(n_clusters)
         .init(init)
         .max_iter(max_iter)

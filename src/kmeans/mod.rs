@@ -129,6 +129,22 @@ impl Algorithm {
     }
 }
 
+impl std::str::FromStr for Algorithm {
+    type Err = Error;
+    /// `lloyd`, `hamerly`, `elkan` or `auto` ([`Algorithm::name`]).
+    fn from_str(s: &str) -> Result<Self> {
+        [
+            Algorithm::Lloyd,
+            Algorithm::Hamerly,
+            Algorithm::Elkan,
+            Algorithm::Auto,
+        ]
+        .into_iter()
+        .find(|a| a.name() == s)
+        .ok_or_else(|| Error::param("algorithm", s, "expected lloyd, hamerly, elkan or auto"))
+    }
+}
+
 /// Parameters of k-means (the estimator).
 ///
 /// ```
@@ -333,15 +349,7 @@ impl<F: Scalar> SaveLoad for KMeansModel<F> {
     }
     /// The model without training labels.
     fn from_stored(s: StoredKMeans) -> Result<Self> {
-        let algorithm = [
-            Algorithm::Lloyd,
-            Algorithm::Hamerly,
-            Algorithm::Elkan,
-            Algorithm::Auto,
-        ]
-        .into_iter()
-        .find(|a| a.name() == s.algorithm)
-        .unwrap_or(Algorithm::Auto);
+        let algorithm = s.algorithm.parse()?;
         Ok(KMeansModel {
             centers: checked_centers(&s.centers)?,
             labels: Vec::new(),

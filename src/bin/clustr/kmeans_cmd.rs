@@ -52,17 +52,7 @@ pub struct Args {
 }
 
 pub fn run(a: Args) -> CliResult {
-    let algorithm = match a.algorithm.as_str() {
-        "lloyd" => Algorithm::Lloyd,
-        "hamerly" => Algorithm::Hamerly,
-        "elkan" => Algorithm::Elkan,
-        "auto" => Algorithm::Auto,
-        other => {
-            return Err(CliError::usage(format!(
-                "invalid parameter algorithm = {other}: expected lloyd, hamerly, elkan or auto"
-            )))
-        }
-    };
+    let algorithm: Algorithm = a.algorithm.parse()?;
     let init = kmeans_init(&a.init)?;
     let mut params = KMeans::new(a.algo.k)
         .init(init)
