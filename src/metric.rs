@@ -50,6 +50,23 @@ pub trait Metric: Send + Sync {
     }
 }
 
+/// A borrowed metric is the metric (so a dissimilarity can hold `&M`).
+impl<M: Metric> Metric for &M {
+    fn name(&self) -> String {
+        (**self).name()
+    }
+    #[inline]
+    fn distance<F: Scalar>(&self, a: &[F], b: &[F]) -> F {
+        (**self).distance(a, b)
+    }
+    fn kind(&self) -> Option<MetricKind> {
+        (**self).kind()
+    }
+    fn check_dim(&self, d: usize) -> Result<()> {
+        (**self).check_dim(d)
+    }
+}
+
 /// The built-in metrics.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum MetricKind {

@@ -679,6 +679,77 @@ fn sampling_subcommands_report_the_full_data_loss() {
 }
 
 #[test]
+fn weighted_kmedoids_subcommands_equal_the_library() {
+    let dir = tempfile::tempdir().unwrap();
+    let x = clustr::datasets::load("wine").unwrap().data;
+    clustr::data::write_matrix(dir.path().join("wine.npy"), x.view(), &[]).unwrap();
+    let w: Vec<f64> = (0..x.nrows()).map(|i| (i % 4) as f64 * 0.5).collect();
+    let csv: String = w.iter().map(|v| format!("{v}\n")).collect();
+    write(dir.path(), "w.csv", csv.as_bytes());
+    let d = clustr::DenseMatrix::from_points(
+        x.view(),
+        &clustr::MetricKind::Euclidean,
+        &clustr::AnyBackend::default(),
+    )
+    .unwrap();
+    let otf = clustr::OnTheFly::new(x.view(), clustr::MetricKind::Euclidean).unwrap();
+    use clustr::kmedoids::{Clara, Clarans, KMedoids};
+    for (method, model) in [
+        ("pam", KMedoids::pam(3).sample_weight(w.clone()).fit(&d).unwrap()),
+        (
+            "fasterpam",
+            KMedoids::fasterpam(3)
+                .seed(2)
+                .sample_weight(w.clone())
+                .fit(&d)
+                .unwrap(),
+        ),
+        (
+            "fasterclara",
+            Clara::fasterclara(3)
+                .seed(2)
+                .sample_weight(w.clone())
+                .fit(&otf)
+                .unwrap(),
+        ),
+        (
+            "fastclarans",
+            Clarans::fastclarans(3)
+                .seed(2)
+                .sample_weight(w.clone())
+                .fit(&otf)
+                .unwrap(),
+        ),
+    ] {
+        let v = run_json(
+            dir.path(),
+            &[
+                method,
+                "wine.npy",
+                "--k",
+                "3",
+                "--seed",
+                "2",
+                "--dtype",
+                "f64",
+                "--sample-weight",
+                "w.csv",
+                "--json",
+            ],
+            method,
+        );
+        let medoids: Vec<usize> = serde_json::from_value(v["medoids"].clone()).unwrap();
+        assert_eq!(medoids, model.medoids, "{method}");
+        let loss = v["loss"].as_f64().unwrap();
+        assert!(
+            (loss - model.loss).abs() <= 1e-12 * model.loss,
+            "{method}: {loss} vs {}",
+            model.loss
+        );
+    }
+}
+
+#[test]
 fn mixture_and_minibatch_subcommands() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();

@@ -409,6 +409,10 @@ class KMedoids(ClusterMixin, TransformerMixin, BaseEstimator):
     indices. ``samples``/``sample_size`` are CLARA's, ``numlocal``/``maxneighbor``
     CLARANS's (None: the method's default).
 
+    ``sample_weight`` (scikit-learn-extra and ``kmedoids`` have none): the loss
+    ``inertia_`` becomes Σ wᵢ·d(i, medoid of i), so an integer weight counts as that many
+    copies of the row; random and LAB starts and CLARA's samples stay uniform draws.
+
     The swap methods keep the n × n dissimilarity matrix (of X's dtype) in memory; above the
     memory limit (``clustr.set_max_memory``) the fit raises ``MemoryError`` with the
     estimate before allocating.
@@ -472,8 +476,9 @@ class KMedoids(ClusterMixin, TransformerMixin, BaseEstimator):
         return tags
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y=None):
+    def fit(self, X, y=None, sample_weight=None):
         X = points(self, X, reset=True)
+        w = _weights(sample_weight, X)
         precomputed = self.metric == "precomputed"
         if precomputed:
             if X.shape[0] != X.shape[1]:
@@ -488,7 +493,7 @@ class KMedoids(ClusterMixin, TransformerMixin, BaseEstimator):
         out = _clustr.kmedoids_fit(
             X, self.n_clusters, self.method, metric, init, given, self.max_iter,
             seed(self.random_state), self.samples, self.sample_size, self.numlocal,
-            self.maxneighbor, n_threads(self),
+            self.maxneighbor, w, n_threads(self),
         )
         self.medoid_indices_ = out["medoid_indices"]
         self.labels_ = out["labels"]
@@ -500,8 +505,8 @@ class KMedoids(ClusterMixin, TransformerMixin, BaseEstimator):
         self._metric = metric
         return self
 
-    def fit_predict(self, X, y=None):
-        return self.fit(X).labels_
+    def fit_predict(self, X, y=None, sample_weight=None):
+        return self.fit(X, sample_weight=sample_weight).labels_
 
     def _to_medoids(self, X):
         """Dissimilarities of X's rows to the medoids (n × k), and their nearest medoid."""
@@ -834,11 +839,25 @@ def expected_failed_checks(estimator):
     """The scikit-learn estimator checks that cannot apply to ``estimator``, with the
     reason: pass it as ``expected_failed_checks`` to ``check_estimator`` or
     ``parametrize_with_checks``."""
-    if isinstance(estimator, KMedoids) and estimator.metric == "precomputed":
-        return {
-            "check_clustering": "the check fits points (n × 2), not a square dissimilarity "
-            "matrix, whatever the pairwise tag says",
-        }
+    if isinstance(estimator, KMedoids):
+        failing = {}
+        if estimator.metric == "precomputed":
+            failing["check_clustering"] = (
+                "the check fits points (n × 2), not a square dissimilarity matrix, whatever "
+                "the pairwise tag says"
+            )
+        init = estimator.init if isinstance(estimator.init, str) else "given"
+        build = init in ("build", "first", "given") or (
+            init == "auto" and estimator.method in ("pam", "fastpam1")
+        )
+        if estimator.method in ("clarans", "fastclarans") or (
+            not build and "clara" not in estimator.method
+        ):
+            failing["check_sample_weight_equivalence_on_dense_data"] = (
+                "random starts and CLARANS' tries draw among the rows, so weighted and repeated "
+                "rows make different draws; from BUILD the fits are equal"
+            )
+        return failing
     if isinstance(estimator, (KMeans, MiniBatchKMeans, GaussianMixture, PowerKMeans, RffKpkm)):
         # scikit-learn declares the same for its KMeans and MiniBatchKMeans.
         return {

@@ -507,7 +507,7 @@ impl Medoids {
 
 /// k-medoids on points under `metric_name`, or on a precomputed square matrix.
 #[pyfunction]
-#[pyo3(signature = (x, n_clusters, method, metric_name, init, medoids_init, max_iter, seed, samples, sample_size, numlocal, maxneighbor, n_threads))]
+#[pyo3(signature = (x, n_clusters, method, metric_name, init, medoids_init, max_iter, seed, samples, sample_size, numlocal, maxneighbor, sample_weight, n_threads))]
 #[allow(clippy::too_many_arguments)]
 fn kmedoids_fit<'py>(
     py: Python<'py>,
@@ -523,6 +523,7 @@ fn kmedoids_fit<'py>(
     sample_size: Option<usize>,
     numlocal: usize,
     maxneighbor: Option<f64>,
+    sample_weight: Option<Vec<f64>>,
     n_threads: usize,
 ) -> PyResult<Bound<'py, PyDict>> {
     let k = n_clusters;
@@ -543,6 +544,7 @@ fn kmedoids_fit<'py>(
                 // The method's own default: BUILD for PAM and FastPAM1, random otherwise.
                 (None, None) => {}
             }
+            e.sample_weight = sample_weight;
             Medoids::Swap(e)
         }
         "clara" | "fastclara" | "fasterclara" => {
@@ -557,6 +559,7 @@ fn kmedoids_fit<'py>(
             if let Some(s) = sample_size {
                 e = e.sample_size(s);
             }
+            e.sample_weight = sample_weight;
             Medoids::Clara(e)
         }
         "clarans" | "fastclarans" => {
@@ -568,6 +571,7 @@ fn kmedoids_fit<'py>(
             if let Some(m) = maxneighbor {
                 e = e.maxneighbor(m);
             }
+            e.sample_weight = sample_weight;
             Medoids::Clarans(e.numlocal(numlocal).seed(seed))
         }
         other => return Err(PyValueError::new_err(format!("unknown method {other:?}"))),

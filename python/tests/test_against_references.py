@@ -200,3 +200,21 @@ def test_weighted_optics_core_distances_equal_repeated_rows(blobs):
     plain = clustr.OPTICS(min_samples=6).fit(blobs)
     np.testing.assert_array_equal(ones.ordering_, plain.ordering_)
     np.testing.assert_array_equal(ones.labels_, plain.labels_)
+
+
+@pytest.mark.parametrize("method", ["pam", "fastpam1", "fastpam2", "fasterpam", "alternating", "fasterclara"])
+def test_kmedoids_integer_weights_equal_repeated_rows(blobs, method):
+    X = np.round(blobs[:150] * 4)  # whole coordinates: Manhattan losses are exact
+    w = np.arange(len(X)) % 3 + 1
+    repeated = np.repeat(X, w, axis=0)
+    origin = np.repeat(np.arange(len(X)), w)
+    kw = dict(method=method, metric="manhattan", init="build", sample_size=10_000)
+    weighted = clustr.KMedoids(4, **kw).fit(X, sample_weight=w)
+    copies = clustr.KMedoids(4, **kw).fit(repeated)
+    np.testing.assert_array_equal(weighted.medoid_indices_, origin[copies.medoid_indices_])
+    assert weighted.inertia_ == copies.inertia_
+    d = np.abs(X[:, None, :] - X[weighted.medoid_indices_][None, :, :]).sum(axis=2)
+    assert weighted.inertia_ == pytest.approx((w * d.min(axis=1)).sum(), rel=1e-12)
+    assert (d[np.arange(len(X)), weighted.labels_] == d.min(axis=1)).all()
+    with pytest.raises(ValueError):
+        clustr.KMedoids(4, method=method).fit(X, sample_weight=np.zeros(len(X)))

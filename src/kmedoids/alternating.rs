@@ -42,7 +42,7 @@ where
             .map(|(pts, &m)| {
                 let sum = |x: usize| {
                     pts.iter()
-                        .fold(LossOf::<D>::zero(), |a, &o| a + d.get(o, x).widen())
+                        .fold(LossOf::<D>::zero(), |a, &o| a + d.get(x, o).widen())
                 };
                 let mut best = (sum(m), m);
                 for &x in pts {

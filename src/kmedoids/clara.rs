@@ -10,7 +10,11 @@
 //! of the points and draws the same samples (global row indices); each sends the sample rows
 //! it holds, every process runs the inner method on the gathered sample (the same medoids),
 //! and the full-data loss is each process's share, summed in rank order.
+//!
+//! With sample weights (one process) each sample is fitted with its objects' weights and
+//! scored by the weighted loss on all objects; the samples stay uniform draws.
 
+use super::weighted::{check_weights, weighted_deviation};
 use super::{nearest_medoids, total_deviation, Init, KMedoids, KMedoidsModel, KValue};
 use crate::backend::{AnyBackend, Backend};
 use crate::comm::{agree, fetch_rows, single_process, Partition, SharedComm};
@@ -70,6 +74,9 @@ pub struct Clara {
     /// Where [`Clara::fit_points`] assigns every point to its nearest medoid (default: the
     /// CPU; the samples' swap phases stay on the CPU, their matrices are small).
     pub backend: AnyBackend,
+    /// The weight of each object (`None`: all 1), as [`KMedoids::sample_weight`]; one
+    /// process, the assignment on the CPU.
+    pub sample_weight: Option<Vec<f64>>,
 }
 
 impl Clara {
@@ -85,6 +92,7 @@ impl Clara {
             progress: None,
             comm: single_process(),
             backend: AnyBackend::default(),
+            sample_weight: None,
         }
     }
     /// The backend of the nearest-medoid assignment of points.
@@ -96,6 +104,11 @@ impl Clara {
     /// points with [`Clara::fit_points`].
     pub fn communicator(mut self, comm: SharedComm) -> Self {
         self.comm = comm;
+        self
+    }
+    /// The weight of each object (see [`Clara::sample_weight`](struct.Clara.html#structfield.sample_weight)).
+    pub fn sample_weight(mut self, w: Vec<f64>) -> Self {
+        self.sample_weight = Some(w);
         self
     }
     /// CLARA.
@@ -190,8 +203,8 @@ trait Sampled {
     fn deviation(&self, medoids: &[usize]) -> Result<(<Self::Value as KValue>::Loss, Vec<usize>)>;
 }
 
-/// A dissimilarity on one process.
-struct Whole<'a, D>(&'a D);
+/// A dissimilarity on one process, with the objects' weights if any.
+struct Whole<'a, D>(&'a D, Option<&'a [f64]>);
 
 impl<D: Dissimilarity> Sampled for Whole<'_, D>
 where
@@ -212,7 +225,10 @@ where
         })
     }
     fn deviation(&self, medoids: &[usize]) -> Result<(<D::Value as KValue>::Loss, Vec<usize>)> {
-        Ok(total_deviation(self.0, medoids))
+        Ok(match self.1 {
+            Some(w) => weighted_deviation(self.0, w, medoids),
+            None => total_deviation(self.0, medoids),
+        })
     }
 }
 
@@ -294,6 +310,16 @@ impl Clara {
         M: Metric,
     {
         let comm = &*self.comm;
+        if self.sample_weight.is_some() {
+            if comm.size() > 1 {
+                return Err(Error::param(
+                    "sample_weight",
+                    "given",
+                    "a distributed CLARA takes no sample weights",
+                ));
+            }
+            return self.fit(&crate::dissim::OnTheFly::new(x, metric)?);
+        }
         let part = Partition::of(x.nrows(), comm);
         let x = crate::data::standard_layout(x);
         agree(
@@ -363,7 +389,15 @@ impl Clara {
                 sample.sort_unstable();
             }
             let sub = DenseMatrix::new(data.among(&sample))?;
-            let model = self.inner().seed(self.seed.wrapping_add(t as u64)).fit(&sub)?;
+            let mut inner = self.inner().seed(self.seed.wrapping_add(t as u64));
+            if let Some(w) = &self.sample_weight {
+                // A sample of weight 0 alone has loss 0 under any medoids: fitted unweighted.
+                let sample_w: Vec<f64> = sample.iter().map(|&i| w[i]).collect();
+                if sample_w.iter().any(|&v| v > 0.0) {
+                    inner = inner.sample_weight(sample_w);
+                }
+            }
+            let model = inner.fit(&sub)?;
             total_swaps += model.n_swaps;
             let medoids: Vec<usize> = model.medoids.iter().map(|&i| sample[i]).collect();
             let (loss, labels) = data.deviation(&medoids)?;
@@ -409,6 +443,10 @@ where
                 "a distributed CLARA fits points split over the processes: use Clara::fit_points".into(),
             ));
         }
-        self.run(&Whole(d), 0)
+        let w = self.sample_weight.as_deref();
+        if let Some(w) = w {
+            check_weights::<<D::Value as KValue>::Loss>(w, d.len())?;
+        }
+        self.run(&Whole(d, w), 0)
     }
 }

@@ -6,7 +6,7 @@
 //! FastCLARANS tries a random non-medoid against all k medoids at once (FastPAM1's O(n)
 //! scan), ⌈0.025·(n−k)⌉ times, drawing non-medoids without repetition until a swap. Unlike
 //! ELKI's FastCLARANS, the medoid to replace is the true argmin of the swap gains. k = 1 is
-//! solved exactly.
+//! solved exactly. Sample weights as [`super::KMedoids::sample_weight`].
 
 use super::swap::{LossOf, State};
 use super::{random_medoids, KMedoidsModel, KValue, Loss};
@@ -54,6 +54,8 @@ pub struct Clarans {
     pub seed: u64,
     /// Progress callback (after each local search).
     pub progress: Option<ProgressFn>,
+    /// The weight of each object (`None`: all 1), as [`super::KMedoids::sample_weight`].
+    pub sample_weight: Option<Vec<f64>>,
 }
 
 impl Clarans {
@@ -66,6 +68,7 @@ impl Clarans {
             maxneighbor: 0.0125,
             seed: 0,
             progress: None,
+            sample_weight: None,
         }
     }
     /// FastCLARANS with ELKI's defaults.
@@ -77,6 +80,7 @@ impl Clarans {
             maxneighbor: 0.025,
             seed: 0,
             progress: None,
+            sample_weight: None,
         }
     }
     /// Local searches.
@@ -97,6 +101,11 @@ impl Clarans {
     /// Progress callback.
     pub fn progress(mut self, p: ProgressFn) -> Self {
         self.progress = Some(p);
+        self
+    }
+    /// The weight of each object (see [`Clarans::sample_weight`](struct.Clarans.html#structfield.sample_weight)).
+    pub fn sample_weight(mut self, w: Vec<f64>) -> Self {
+        self.sample_weight = Some(w);
         self
     }
     /// Name as on the command line.
@@ -139,6 +148,20 @@ where
     type Model = KMedoidsModel<LossOf<D>>;
 
     fn fit(&self, d: &D) -> Result<Self::Model> {
+        match &self.sample_weight {
+            Some(w) => super::weighted::fit_weighted(d, w, |wd| self.search(wd)),
+            None => self.search(d),
+        }
+    }
+}
+
+impl Clarans {
+    /// The local searches on `d`.
+    fn search<D>(&self, d: &D) -> Result<KMedoidsModel<LossOf<D>>>
+    where
+        D: Dissimilarity,
+        D::Value: KValue,
+    {
         let n = d.len();
         if n == 0 {
             return Err(Error::EmptyInput {

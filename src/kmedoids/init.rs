@@ -142,8 +142,9 @@ impl<V: KValue> Gains<V> {
                 for &(j, old, new) in &fallen {
                     let row = d.row(j);
                     for i in 0..gain.len() {
-                        // d(start + i, j), read along row j (the dissimilarity is symmetric).
-                        let v = to_f64(row.map_or_else(|| d.get(j, start + i), |r| r[start + i]));
+                        // d(start + i, j), read along row j where the matrix holds it (it is
+                        // symmetric then).
+                        let v = to_f64(row.map_or_else(|| d.get(start + i, j), |r| r[start + i]));
                         if v < old {
                             let kept = (new - v).max(0.0);
                             let lost = old - v;
@@ -194,7 +195,7 @@ where
         .map(|&j| {
             medoids
                 .iter()
-                .map(|&m| d.get(j, m))
+                .map(|&m| d.get(m, j))
                 .reduce(|a, b| if b < a { b } else { a })
         })
         .collect();
@@ -265,7 +266,7 @@ where
     let n = d.len();
     let first = rng.random_range(0..n);
     let mut medoids = vec![first];
-    let mut dn: Vec<f64> = (0..n).map(|j| d.get(j, first).to_f64().unwrap_or(0.0)).collect();
+    let mut dn: Vec<f64> = (0..n).map(|j| d.get(first, j).to_f64().unwrap_or(0.0)).collect();
     while medoids.len() < k {
         let total: f64 = dn.iter().sum();
         if total <= 0.0 {
@@ -289,7 +290,7 @@ where
         }
         medoids.push(next);
         for (j, v) in dn.iter_mut().enumerate() {
-            *v = v.min(d.get(j, next).to_f64().unwrap_or(0.0));
+            *v = v.min(d.get(next, j).to_f64().unwrap_or(0.0));
         }
     }
     Ok(medoids)

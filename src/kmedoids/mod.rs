@@ -24,6 +24,7 @@ mod clara;
 mod clarans;
 mod init;
 pub(crate) mod swap;
+mod weighted;
 
 pub use clara::{Clara, ClaraVariant};
 pub use clarans::{Clarans, ClaransVariant};
@@ -59,20 +60,33 @@ pub trait Loss:
     + Debug
     + 'static
 {
+    /// Whether sample weights must be whole numbers: an integer loss is exact, and stays so
+    /// only with whole weights.
+    const WHOLE_WEIGHTS: bool;
     /// Whether a loss change `delta` improves a total loss `total`: below −10⁻¹²·|total| for
     /// floats, below zero for integers.
     fn improves(delta: Self, total: Self) -> bool;
+    /// `w·v`, for a sample weight `w` (whole where [`Loss::WHOLE_WEIGHTS`]).
+    fn weighted(v: Self, w: f64) -> Self;
 }
 
 impl Loss for f64 {
+    const WHOLE_WEIGHTS: bool = false;
     fn improves(delta: f64, total: f64) -> bool {
         delta < -1e-12 * total.abs()
+    }
+    fn weighted(v: f64, w: f64) -> f64 {
+        w * v
     }
 }
 
 impl Loss for i64 {
+    const WHOLE_WEIGHTS: bool = true;
     fn improves(delta: i64, _: i64) -> bool {
         delta < 0
+    }
+    fn weighted(v: i64, w: f64) -> i64 {
+        v.saturating_mul(w as i64)
     }
 }
 
@@ -200,6 +214,10 @@ pub struct KMedoids {
     /// with CUDA the dissimilarity must be a dense f32/f64 matrix; PAM and the alternating
     /// heuristic stay on the CPU).
     pub backend: AnyBackend,
+    /// The weight of each object (`None`: all 1): the loss is Σₒ wₒ·d(o, medoid of o), an
+    /// integer weight counting as that many copies of the object. Non-negative, not all 0;
+    /// whole numbers with an integer dissimilarity. A weighted fit scans on the CPU.
+    pub sample_weight: Option<Vec<f64>>,
 }
 
 impl KMedoids {
@@ -212,6 +230,7 @@ impl KMedoids {
             seed: 0,
             progress: None,
             backend: AnyBackend::default(),
+            sample_weight: None,
         }
     }
     /// PAM: BUILD + the original SWAP.
@@ -271,6 +290,11 @@ impl KMedoids {
     /// Sets the backend of the candidate scans.
     pub fn backend(mut self, b: AnyBackend) -> Self {
         self.backend = b;
+        self
+    }
+    /// The weight of each object (see [`KMedoids::sample_weight`](struct.KMedoids.html#structfield.sample_weight)).
+    pub fn sample_weight(mut self, w: Vec<f64>) -> Self {
+        self.sample_weight = Some(w);
         self
     }
 
@@ -419,7 +443,7 @@ impl KMedoids {
         metric.check_dim(x.ncols())?;
         crate::data::validate::check_metric_magnitude(x, metric)?;
         #[cfg(feature = "cuda")]
-        if let AnyBackend::Cuda(b) = &self.backend {
+        if let (AnyBackend::Cuda(b), None) = (&self.backend, &self.sample_weight) {
             let x = crate::data::standard_layout(x);
             let scans = !matches!(self.method, Method::Pam | Method::Alternating);
             if let (true, Some(exact)) = (scans, crate::backend::cuda::DeviceExact::new(x.view(), metric)) {
@@ -432,11 +456,29 @@ impl KMedoids {
         self.fit(&crate::DenseMatrix::from_points(x, metric, &self.backend)?)
     }
 
-    /// Fits `d`, the candidate scans on `gains` when given, else on the backend.
+    /// Fits `d`, the candidate scans on `gains` when given, else on the backend; with sample
+    /// weights on the weighted dissimilarity, on the CPU.
     fn fit_with<'g, D>(
         &self,
         d: &'g D,
         gains: Gains<'g, D::Value>,
+    ) -> Result<KMedoidsModel<<D::Value as KValue>::Loss>>
+    where
+        D: Dissimilarity,
+        D::Value: KValue,
+    {
+        match &self.sample_weight {
+            Some(w) => weighted::fit_weighted(d, w, |wd| self.search(wd, None, &AnyBackend::default())),
+            None => self.search(d, gains, &self.backend),
+        }
+    }
+
+    /// The initialisation and the swap phase on `d`.
+    fn search<'g, D>(
+        &self,
+        d: &'g D,
+        gains: Gains<'g, D::Value>,
+        backend: &AnyBackend,
     ) -> Result<KMedoidsModel<<D::Value as KValue>::Loss>>
     where
         D: Dissimilarity,
@@ -475,7 +517,7 @@ impl KMedoids {
                 self.max_iter,
                 &mut rng,
                 self.progress.as_ref(),
-                &self.backend,
+                backend,
             )?,
         };
         Ok(KMedoidsModel {
@@ -521,7 +563,7 @@ where
 {
     assert!(!medoids.is_empty(), "total_deviation needs at least one medoid");
     let own = |o: usize| medoids.iter().position(|&m| m == o);
-    nearest_medoids(d.len(), medoids.len(), own, |o, i| d.get(o, medoids[i]))
+    nearest_medoids(d.len(), medoids.len(), own, |o, i| d.get(medoids[i], o))
 }
 
 /// [`total_deviation`] of objects `0..n` with `dist(o, i)` the dissimilarity of object `o` to

@@ -157,7 +157,7 @@ where
                     if i == own {
                         continue;
                     }
-                    let cand = Near { i, d: d.get(o, m) };
+                    let cand = Near { i, d: d.get(m, o) };
                     match near {
                         Some(nn) if own != u32::MAX || cand.d >= nn.d => {
                             if seco.is_none_or(|s| cand.d < s.d) {
@@ -366,7 +366,7 @@ fn second_nearest<D: Dissimilarity>(
         if i == skip || i == b {
             continue;
         }
-        let v = d.get(o, m);
+        let v = d.get(m, o);
         if v < best.d {
             best = Near { i, d: v };
         }
@@ -381,7 +381,7 @@ where
     D::Value: KValue,
 {
     let n = d.len();
-    let sum = |x: usize| (0..n).fold(LossOf::<D>::zero(), |a, o| a + d.get(o, x).widen());
+    let sum = |x: usize| (0..n).fold(LossOf::<D>::zero(), |a, o| a + d.get(x, o).widen());
     let (loss, best) = (0..n)
         .into_par_iter()
         .map(|x| (sum(x), x))

@@ -269,12 +269,13 @@ pub struct AlgoArgs {
     pub labels_out: Option<std::path::PathBuf>,
 }
 
-/// `--sample-weight` of the centroid methods (k-means, mini-batch, power k-means, RFF-KPKM).
+/// `--sample-weight` of k-means, mini-batch k-means, GMM, the k-medoids methods, power
+/// k-means and RFF-KPKM.
 #[derive(clap::Args, Clone, Debug)]
 pub struct SampleWeightArg {
-    /// Weight of each point (.npy or .csv, one value per point; non-negative, at least k
-    /// positive): weighted means and objective, seeding ∝ weight, an integer weight counting
-    /// as that many copies of the row.
+    /// Weight of each point (.npy or .csv, one value per point; non-negative, not all 0): the
+    /// objective weighs each point by it, so an integer weight counts as that many copies of
+    /// the row (k-means++ seeding draws in proportion to it).
     #[arg(long)]
     pub sample_weight: Option<std::path::PathBuf>,
 }

@@ -7,7 +7,7 @@
 use crate::harness::read_matrix;
 use crate::harness::{
     iteration_bar, load_points, secs, AlgoArgs, CliError, CliResult, Dtype, ExecArgs, ModelOutArg,
-    OutputArgs, Processes, Report,
+    OutputArgs, Processes, Report, SampleWeightArg,
 };
 use clustr::kmedoids::{Clara, Clarans, Init, KMedoids, KMedoidsModel, KValue};
 use clustr::{AnyBackend, Backend as _};
@@ -69,6 +69,10 @@ pub struct Args {
     /// labels and prints the summary. Needs the `mpi` feature.
     #[arg(long)]
     distributed: bool,
+    // The loss is Σ weight·distance to the medoid; random and LAB starts and CLARA's samples
+    // stay uniform draws.
+    #[command(flatten)]
+    weights: SampleWeightArg,
     #[command(flatten)]
     exec: ExecArgs,
     #[command(flatten)]
@@ -115,6 +119,7 @@ impl Algo {
 pub fn run(method: &str, a: Args) -> CliResult {
     let k = a.algo.k;
     let max_iter = a.algo.max_iter;
+    let weights = a.weights.read(a.distributed)?;
     let algo = match method {
         "clara" | "fastclara" | "fasterclara" => {
             let mut p = match method {
@@ -130,6 +135,7 @@ pub fn run(method: &str, a: Args) -> CliResult {
             if let Some(m) = max_iter {
                 p = p.max_iter(m);
             }
+            p.sample_weight = weights;
             Algo::Clara(p)
         }
         "clarans" | "fastclarans" => {
@@ -143,6 +149,7 @@ pub fn run(method: &str, a: Args) -> CliResult {
             if let Some(m) = a.maxneighbor {
                 p = p.maxneighbor(m);
             }
+            p.sample_weight = weights;
             Algo::Clarans(p)
         }
         _ => {
@@ -163,6 +170,7 @@ pub fn run(method: &str, a: Args) -> CliResult {
             if let Some(m) = &a.medoids {
                 p = p.init(Init::Given(m.clone()));
             }
+            p.sample_weight = weights;
             Algo::Swap(p)
         }
     };
