@@ -144,6 +144,16 @@ const SUBS: &[Sub] = &[
         has_k: false,
     },
     Sub {
+        name: "hdbscan",
+        args: &["hdbscan", "--min-cluster-size", "2", "--labels-out", "{out}"],
+        has_k: false,
+    },
+    Sub {
+        name: "single-linkage",
+        args: &["single-linkage", "--n-clusters", "2", "--labels-out", "{out}"],
+        has_k: false,
+    },
+    Sub {
         name: "distances",
         args: &["distances", "--out", "{out}"],
         has_k: false,
@@ -376,6 +386,35 @@ fn every_subcommand_refuses_bad_input_cleanly() {
         };
         if let Some(why) = judge(d, &args, "out.npy", true, needle) {
             failures.push(format!("{sub} / {}: {why}", args[2..].join(" ")));
+        }
+    }
+    // HDBSCAN's and single linkage's parameters (GOOD has 8 points).
+    for (args, needle) in [
+        (&["hdbscan", "--min-cluster-size", "1"][..], "min_cluster_size"),
+        (&["hdbscan", "--min-cluster-size", "9"][..], "number of points"),
+        (&["hdbscan", "--min-samples", "0"][..], "min_samples"),
+        (
+            &["hdbscan", "--min-samples", "9", "--min-cluster-size", "2"][..],
+            "number of points",
+        ),
+        (&["hdbscan", "--alpha", "0"][..], "alpha"),
+        (&["hdbscan", "--epsilon", "-1"][..], "cluster_selection_epsilon"),
+        (&["hdbscan", "--selection", "top"][..], "eom or leaf"),
+        (&["single-linkage", "--n-clusters", "0"][..], "n_clusters"),
+        (&["single-linkage", "--n-clusters", "9"][..], "n_clusters"),
+        (&["single-linkage", "--distance", "-1"][..], "distance"),
+        (&["single-linkage"][..], "--distance"),
+    ] {
+        count += 1;
+        let mut all: Vec<String> = vec![
+            args[0].into(),
+            "good.csv".into(),
+            "--labels-out".into(),
+            "out.npy".into(),
+        ];
+        all.extend(args[1..].iter().map(|s| s.to_string()));
+        if let Some(why) = judge(d, &all, "out.npy", true, needle) {
+            failures.push(format!("{}: {why}", all.join(" ")));
         }
     }
     // Precomputed dissimilarities for the k-medoids methods.

@@ -750,6 +750,63 @@ fn weighted_kmedoids_subcommands_equal_the_library() {
 }
 
 #[test]
+fn hdbscan_and_single_linkage_subcommands() {
+    let dir = tempfile::tempdir().unwrap();
+    let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hdbscan");
+    std::fs::copy(fixtures.join("moons_x.npy"), dir.path().join("moons.npy")).unwrap();
+    let v = run_json(
+        dir.path(),
+        &[
+            "hdbscan",
+            "moons.npy",
+            "--min-cluster-size",
+            "15",
+            "--labels-out",
+            "l.npy",
+            "--probabilities-out",
+            "p.csv",
+            "--outlier-scores-out",
+            "o.npy",
+            "--tree-out",
+            "t.npy",
+            "--plot",
+            "c.png",
+            "--json",
+        ],
+        "hdbscan",
+    );
+    let labels = clustr::data::read_labels(dir.path().join("l.npy")).unwrap();
+    assert_eq!(
+        labels,
+        clustr::data::read_labels(fixtures.join("moons_labels.npy")).unwrap()
+    );
+    assert_eq!(v["n_clusters"], 2);
+    assert_eq!(
+        v["n_noise"].as_u64().unwrap() as usize,
+        labels.iter().filter(|&&l| l == -1).count()
+    );
+    let p = clustr::data::read_matrix::<f64>(dir.path().join("p.csv")).unwrap();
+    assert_eq!(p.dim(), (2000, 1));
+    let t = clustr::data::read_matrix::<f64>(dir.path().join("t.npy")).unwrap();
+    assert_eq!((t.dim(), t[[1998, 3]]), ((1999, 4), 2000.0));
+    assert!(std::fs::metadata(dir.path().join("c.png")).unwrap().len() > 1000);
+    let v = run_json(
+        dir.path(),
+        &[
+            "single-linkage",
+            "moons.npy",
+            "--n-clusters",
+            "3",
+            "--labels-out",
+            "s.npy",
+            "--json",
+        ],
+        "single-linkage",
+    );
+    assert_eq!(v["n_clusters"], 3);
+}
+
+#[test]
 fn mixture_and_minibatch_subcommands() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();

@@ -462,6 +462,114 @@ impl<'a, F: Scalar> NeighborIndex<'a, F> {
     pub fn point(&self, i: usize) -> &[F] {
         self.row(i)
     }
+
+    /// The distance between indexed points `i` and `j`, as a query of point `i` finds it.
+    pub(crate) fn distance_between(&self, i: usize, j: usize) -> f64 {
+        let q = self.row(i);
+        self.distance(q, self.prepare(q).as_ref(), j)
+    }
+
+    /// A summary of each tree node's points, by node id (none for brute force): `leaf` of a
+    /// leaf's points, `merge` of its children's summaries; O(n) for the whole tree.
+    pub(crate) fn node_summaries<T: Clone>(
+        &self,
+        leaf: impl Fn(&[usize]) -> T,
+        merge: impl Fn(&T, &T) -> T,
+    ) -> Vec<T> {
+        // Children have larger ids than their parent (the tree is grown depth first), so in
+        // decreasing id order they come first: `reversed[last - id]` is node id's.
+        let last = self.nodes.len().saturating_sub(1);
+        let mut reversed: Vec<T> = Vec::with_capacity(self.nodes.len());
+        for id in (0..self.nodes.len()).rev() {
+            let node = &self.nodes[id];
+            let t = match node.children {
+                Some((l, r)) => merge(&reversed[last - l], &reversed[last - r]),
+                None => leaf(&self.order[node.start..node.end]),
+            };
+            reversed.push(t);
+        }
+        reversed.reverse();
+        reversed
+    }
+
+    /// A lower bound on the distance between points whose tree-metric distance is at least
+    /// `t` (the inverse of [`Self::tree_radius`]), less the slack.
+    fn distance_floor(&self, t: f64) -> f64 {
+        let t = t * (1.0 - SLACK);
+        match (&self.embedding, self.metric) {
+            (Some(_), MetricKind::Cosine) => t * t / 2.0,
+            (Some(_), MetricKind::Haversine) => 2.0 * EARTH_RADIUS_KM * (t / 2.0).min(1.0).asin(),
+            _ => t,
+        }
+    }
+
+    /// The indexed point `j` with the lowest `score(j, distance(q, j))` (`None`: not a
+    /// candidate), found by a depth-first descent, nearer child first, that skips a node when
+    /// `node_floor(node, lower bound on its distances)` — a lower bound on its points' scores,
+    /// `None` to skip it outright — is no lower than the best score so far. The descent stops
+    /// once a score reaches `floor`, a lower bound on every score. Deterministic; among equal
+    /// scores the first found wins.
+    pub(crate) fn lowest_score(
+        &self,
+        q: &[F],
+        floor: f64,
+        node_floor: impl Fn(usize, f64) -> Option<f64>,
+        score: impl Fn(usize, f64) -> Option<f64>,
+    ) -> Option<(usize, f64)> {
+        let qg = self.prepare(q);
+        let mut best: Option<(usize, f64)> = None;
+        // Offers point j; true once the best reaches the floor.
+        let offer = |j: usize, best: &mut Option<(usize, f64)>| {
+            if let Some(s) = score(j, self.distance(q, qg.as_ref(), j)) {
+                if best.is_none_or(|b| s < b.1) {
+                    *best = Some((j, s));
+                }
+            }
+            best.is_some_and(|b| b.1 <= floor)
+        };
+        if self.kind == IndexKind::Brute {
+            for j in 0..self.len() {
+                if offer(j, &mut best) {
+                    break;
+                }
+            }
+            return best;
+        }
+        let qc = self.query_coords(q);
+        let mut stack = vec![(0usize, 0.0f64)];
+        'descent: while let Some((id, lb)) = stack.pop() {
+            let Some(f) = node_floor(id, self.distance_floor(lb)) else {
+                continue;
+            };
+            if best.is_some_and(|b| f >= b.1) {
+                continue;
+            }
+            let node = &self.nodes[id];
+            match node.children {
+                Some((l, r)) => {
+                    let (dl, dr) = (
+                        self.lower_bound(&self.nodes[l], &qc),
+                        self.lower_bound(&self.nodes[r], &qc),
+                    );
+                    if dl <= dr {
+                        stack.push((r, dr));
+                        stack.push((l, dl));
+                    } else {
+                        stack.push((l, dl));
+                        stack.push((r, dr));
+                    }
+                }
+                None => {
+                    for &j in &self.order[node.start..node.end] {
+                        if offer(j, &mut best) {
+                            break 'descent;
+                        }
+                    }
+                }
+            }
+        }
+        best
+    }
 }
 
 #[cfg(test)]

@@ -1,16 +1,22 @@
-//! Density-based clustering: DBSCAN ([`dbscan`]) and OPTICS ([`optics`]) over spatial
-//! indexes ([`index`]): k-d tree, ball tree (haversine and cosine included) and brute force.
+//! Density-based clustering: DBSCAN ([`dbscan`]), OPTICS ([`optics`]), HDBSCAN and single
+//! linkage ([`hdbscan`]) over spatial indexes ([`index`]): k-d tree, ball tree (haversine and
+//! cosine included) and brute force.
 //!
 //! For geographic data use [`MetricKind::Haversine`](crate::MetricKind::Haversine): rows are
 //! (latitude, longitude) in degrees and every radius (`eps`, `max_eps`) is in kilometres.
 
 pub mod dbscan;
+pub mod hdbscan;
+pub mod hierarchy;
 pub mod index;
+pub(crate) mod mst;
 pub mod optics;
 
 /// What to use instead when a density method's index does not fit (see [`crate::memory`]).
 const DENSITY_HINT: &str = "run on a sample of the points, or use fasterclara (memory linear in n)";
 
 pub use dbscan::{CorePointPredictor, Dbscan, DbscanModel};
+pub use hdbscan::{Hdbscan, HdbscanModel};
+pub use hierarchy::{ClusterSelection, CondensedRow, Merge};
 pub use index::{IndexKind, NeighborIndex};
 pub use optics::{Extraction, Optics, OpticsModel};

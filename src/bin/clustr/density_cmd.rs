@@ -1,9 +1,10 @@
-//! `clustr dbscan INPUT --eps E ...` and `clustr optics INPUT ...`.
+//! `clustr dbscan INPUT --eps E ...`, `clustr optics INPUT ...`, `clustr hdbscan INPUT ...` and
+//! `clustr single-linkage INPUT ...`.
 
 use crate::harness::{
     load_points, secs, AlgoArgs, CliError, CliResult, ExecArgs, ModelOutArg, OutputArgs, Report,
 };
-use clustr::density::{Dbscan, Extraction, IndexKind, Optics};
+use clustr::density::{Dbscan, Extraction, Hdbscan, IndexKind, Optics};
 use clustr::{Fit, MetricKind};
 use serde_json::json;
 use std::io::Write;
@@ -262,6 +263,210 @@ pub fn run_optics(a: OpticsArgs) -> CliResult {
         threads,
         &c.labels_out,
         &c.output,
+        fit_s,
+        extra,
+        started,
+    )
+}
+
+#[derive(clap::Args)]
+pub struct HdbscanArgs {
+    /// Points, rows = samples (.npy or .csv); for haversine, latitude and longitude in degrees.
+    input: PathBuf,
+    /// Smallest cluster (at least 2).
+    #[arg(long, default_value_t = 5)]
+    min_cluster_size: usize,
+    /// Points a core neighbourhood needs, the point itself included (default: min-cluster-size).
+    #[arg(long)]
+    min_samples: Option<usize>,
+    /// Distance: euclidean, manhattan, chebyshev, minkowski:P, cosine, haversine (km), ...
+    #[arg(long, default_value = "euclidean")]
+    metric: String,
+    /// Neighbour index: auto, kdtree, balltree or brute.
+    #[arg(long, default_value = "auto")]
+    index: String,
+    /// Cluster selection: eom (excess of mass) or leaf.
+    #[arg(long, default_value = "eom")]
+    selection: String,
+    /// Merge clusters born below this distance (km for haversine; 0 = off).
+    #[arg(long, default_value_t = 0.0)]
+    epsilon: f64,
+    /// Largest cluster eom may select.
+    #[arg(long)]
+    max_cluster_size: Option<usize>,
+    /// Distance scaling of the mutual reachability.
+    #[arg(long, default_value_t = 1.0)]
+    alpha: f64,
+    /// Let the root be the one cluster.
+    #[arg(long)]
+    allow_single_cluster: bool,
+    /// Write the labels here (.npy int32 or .csv; -1 = noise).
+    #[arg(long)]
+    labels_out: Option<PathBuf>,
+    /// Write each point's membership strength here (.npy or .csv).
+    #[arg(long)]
+    probabilities_out: Option<PathBuf>,
+    /// Write each point's GLOSH outlier score here (.npy or .csv).
+    #[arg(long)]
+    outlier_scores_out: Option<PathBuf>,
+    /// Write the single-linkage tree of the mutual reachability here ((n − 1) × 4: left,
+    /// right, distance, size, scipy's linkage layout).
+    #[arg(long)]
+    tree_out: Option<PathBuf>,
+    /// Draw the condensed tree (icicle plot: λ = 1/distance downwards, band width = points,
+    /// selected clusters coloured) as PNG.
+    #[arg(long)]
+    plot: Option<PathBuf>,
+    #[command(flatten)]
+    exec: ExecArgs,
+    #[command(flatten)]
+    output: OutputArgs,
+}
+
+/// Writes one value per point as an n × 1 matrix.
+fn write_column(path: &std::path::Path, values: &[f64]) -> CliResult {
+    let column = ndarray::Array2::from_shape_fn((values.len(), 1), |(i, _)| values[i]);
+    clustr::data::write_matrix(path, column.view(), &[])?;
+    Ok(())
+}
+
+pub fn run_hdbscan(a: HdbscanArgs) -> CliResult {
+    let started = Instant::now();
+    let metric: MetricKind = a.metric.parse()?;
+    let mut params = Hdbscan::new(a.min_cluster_size)
+        .metric(metric)
+        .index(a.index.parse()?)
+        .cluster_selection_method(a.selection.parse()?)
+        .cluster_selection_epsilon(a.epsilon)
+        .alpha(a.alpha)
+        .allow_single_cluster(a.allow_single_cluster);
+    params.min_samples = a.min_samples;
+    params.max_cluster_size = a.max_cluster_size;
+    let ((model, d, n, fit_s), threads) = a.exec.run(|_backend| {
+        let x = load_points::<f64>(&a.input)?;
+        // Steps: the core distances, then Borůvka's rounds (at most log2 n).
+        let steps = 2 + x.nrows().max(1).ilog2() as usize;
+        let (bar, progress) = crate::harness::iteration_bar(steps, "hdbscan", &a.output);
+        let t = Instant::now();
+        let model = params.clone().progress(progress).fit(&x.view())?;
+        bar.finish_and_clear();
+        Ok((model, x.ncols(), x.nrows(), secs(t)))
+    })?;
+    if let Some(p) = &a.probabilities_out {
+        write_column(p, &model.probabilities)?;
+    }
+    if let Some(p) = &a.outlier_scores_out {
+        write_column(p, &model.outlier_scores)?;
+    }
+    if let Some(p) = &a.tree_out {
+        let tree = clustr::density::hdbscan::linkage_matrix(&model.single_linkage_tree);
+        clustr::data::write_matrix(p, tree.view(), &[])?;
+    }
+    if let Some(p) = &a.plot {
+        model.plot_condensed_tree(p)?;
+    }
+    let mut extra = serde_json::Map::new();
+    extra.insert("min_cluster_size".into(), json!(a.min_cluster_size));
+    extra.insert(
+        "min_samples".into(),
+        json!(a.min_samples.unwrap_or(a.min_cluster_size)),
+    );
+    extra.insert("metric".into(), json!(metric.to_string()));
+    extra.insert("selection".into(), json!(a.selection));
+    extra.insert("cluster_selection_epsilon".into(), json!(a.epsilon));
+    report(
+        "hdbscan",
+        &model,
+        n,
+        d,
+        threads,
+        &a.labels_out,
+        &a.output,
+        fit_s,
+        extra,
+        started,
+    )
+}
+
+#[derive(clap::Args)]
+pub struct SingleLinkageArgs {
+    /// Points, rows = samples (.npy or .csv); for haversine, latitude and longitude in degrees.
+    input: PathBuf,
+    /// Distance: euclidean, manhattan, chebyshev, minkowski:P, cosine, haversine (km), ...
+    #[arg(long, default_value = "euclidean")]
+    metric: String,
+    /// Cut the tree at this distance: merges at distance ≤ it join (scipy's fcluster
+    /// criterion "distance").
+    #[arg(long, conflicts_with = "n_clusters")]
+    distance: Option<f64>,
+    /// Cut the tree into at most this many clusters (fcluster's "maxclust").
+    #[arg(long)]
+    n_clusters: Option<usize>,
+    /// Write the labels here (.npy int32 or .csv).
+    #[arg(long)]
+    labels_out: Option<PathBuf>,
+    /// Write the tree here ((n − 1) × 4: left, right, distance, size; scipy's linkage matrix).
+    #[arg(long)]
+    tree_out: Option<PathBuf>,
+    #[command(flatten)]
+    exec: ExecArgs,
+    #[command(flatten)]
+    output: OutputArgs,
+}
+
+/// Single linkage's labels as a model for the report.
+struct Flat(Vec<i64>);
+
+impl clustr::Clustering for Flat {
+    fn labels(&self) -> &[i64] {
+        &self.0
+    }
+    fn loss(&self) -> Option<f64> {
+        None
+    }
+    fn n_iter(&self) -> usize {
+        1
+    }
+    fn converged(&self) -> bool {
+        true
+    }
+}
+
+pub fn run_single_linkage(a: SingleLinkageArgs) -> CliResult {
+    use clustr::density::hdbscan::{single_linkage, Cut};
+    let started = Instant::now();
+    let metric: MetricKind = a.metric.parse()?;
+    let cut = match (a.distance, a.n_clusters) {
+        (Some(t), None) => Cut::Distance(t),
+        (None, Some(k)) => Cut::Clusters(k),
+        _ => {
+            return Err(CliError::usage(
+                "single-linkage needs --distance T or --n-clusters K",
+            ))
+        }
+    };
+    let (((labels, tree), d, n, fit_s), threads) = a.exec.run(|_backend| {
+        let x = load_points::<f64>(&a.input)?;
+        let t = Instant::now();
+        let out = single_linkage(x.view(), metric, cut)?;
+        Ok((out, x.ncols(), x.nrows(), secs(t)))
+    })?;
+    if let Some(p) = &a.tree_out {
+        let m = clustr::density::hdbscan::linkage_matrix(&tree);
+        clustr::data::write_matrix(p, m.view(), &[])?;
+    }
+    let mut extra = serde_json::Map::new();
+    extra.insert("metric".into(), json!(metric.to_string()));
+    extra.insert("distance".into(), json!(a.distance));
+    extra.insert("max_height".into(), json!(tree.last().map(|m| m.distance)));
+    report(
+        "single-linkage",
+        &Flat(labels),
+        n,
+        d,
+        threads,
+        &a.labels_out,
+        &a.output,
         fit_s,
         extra,
         started,

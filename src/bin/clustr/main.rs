@@ -112,6 +112,12 @@ enum Command {
     /// OPTICS with xi or DBSCAN extraction, reachability CSV and plot.
     #[command(allow_negative_numbers = true)]
     Optics(density_cmd::OpticsArgs),
+    /// HDBSCAN (scikit-learn's semantics): density clusters without eps, O(n) memory.
+    #[command(allow_negative_numbers = true)]
+    Hdbscan(density_cmd::HdbscanArgs),
+    /// Single-linkage clustering (scipy's linkage + fcluster), O(n) memory.
+    #[command(allow_negative_numbers = true)]
+    SingleLinkage(density_cmd::SingleLinkageArgs),
     /// Power k-means (Xu & Lange 2019): annealed from k-harmonic means to k-means.
     PowerKmeans(kernel_cmd::PowerKMeansArgs),
     /// Exact kernel power k-means on the n × n Gaussian kernel matrix.
@@ -200,6 +206,8 @@ fn main() -> ExitCode {
         Command::MinibatchKmeans(a) => kmeans_cmd::run_minibatch(a),
         Command::Dbscan(a) => density_cmd::run_dbscan(a),
         Command::Optics(a) => density_cmd::run_optics(a),
+        Command::Hdbscan(a) => density_cmd::run_hdbscan(a),
+        Command::SingleLinkage(a) => density_cmd::run_single_linkage(a),
         Command::PowerKmeans(a) => kernel_cmd::run_power_kmeans(a),
         Command::Kpkm(a) => kernel_cmd::run_kpkm(a),
         Command::KernelKmeans(a) => kernel_cmd::run_kernel_kmeans(a),

@@ -1,0 +1,551 @@
+//! HDBSCAN (Campello, Moulavi & Sander, PAKDD 2013; McInnes & Healy, ICDMW 2017) with
+//! scikit-learn's `HDBSCAN` semantics and parameter names, and single-linkage clustering, its
+//! by-product.
+//!
+//! Core distances come from the k-d or ball tree of [`NeighborIndex`] (the min_samples-th
+//! nearest point, itself included, as scikit-learn); the minimum spanning tree of the
+//! mutual-reachability distance from Borůvka's algorithm over the same tree (module `mst`),
+//! with no n × n matrix; the rest as scikit-learn ([`super::hierarchy`]). From a precomputed
+//! matrix the tree comes from Prim's algorithm on the matrix.
+//!
+//! Where we differ: scikit-learn's tree-based path divides the pair distances by `alpha` but
+//! not the core distances, its matrix path both; we follow it in each (points, matrix).
+//! scikit-learn runs Prim's algorithm in O(n²) time; Borůvka's edges are reported as Prim's
+//! from point 0 would report them (the end nearer point 0 first), so where no two edges of
+//! the tree weigh the same the single-linkage tree, and with it every label, is scikit-learn's.
+//! Haversine distances are in kilometres (scikit-learn's in radians): the tree's heights
+//! differ by the Earth's radius, the labels and probabilities do not.
+
+use super::hierarchy::{self, ClusterSelection, CondensedRow, Merge, Selection};
+use super::index::{IndexKind, NeighborIndex};
+use super::mst::{self, Edge};
+use crate::data::validate::check_points;
+use crate::dissim::{DenseMatrix, Dissimilarity};
+use crate::error::{Error, Result};
+use crate::estimator::{Clustering, Fit, Progress, ProgressFn};
+use crate::memory::{check_fit, product, MemoryEstimate};
+use crate::metric::{Metric, MetricKind};
+use crate::scalar::Scalar;
+use crate::NOISE;
+use ndarray::{Array2, ArrayView2};
+use rayon::prelude::*;
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+
+/// Parameters of HDBSCAN (the estimator), scikit-learn's names and defaults.
+///
+/// ```
+/// use clustr::prelude::*;
+/// let x = clustr::datasets::load("iris")?.data;
+/// let model = clustr::density::Hdbscan::new(10).fit(&x.view())?;
+/// assert_eq!(model.n_clusters, 2);
+/// assert!(model.probabilities.iter().all(|p| (0.0..=1.0).contains(p)));
+/// # Ok::<(), clustr::Error>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct Hdbscan {
+    /// Smallest cluster (default 5, at least 2).
+    pub min_cluster_size: usize,
+    /// Points a core neighbourhood needs, the point itself included (`None`: min_cluster_size).
+    pub min_samples: Option<usize>,
+    /// Clusters born below this distance are merged into their ancestor born above it
+    /// (default 0: off).
+    pub cluster_selection_epsilon: f64,
+    /// Largest cluster excess of mass may select (`None`: no limit; ignored by `leaf`).
+    pub max_cluster_size: Option<usize>,
+    /// Distance scaling of the mutual reachability (default 1).
+    pub alpha: f64,
+    /// Excess of mass (default) or leaves.
+    pub cluster_selection_method: ClusterSelection,
+    /// Whether the root may be the one cluster (default false).
+    pub allow_single_cluster: bool,
+    /// Distance (default Euclidean; haversine in km on (latitude, longitude) in degrees).
+    pub metric: MetricKind,
+    /// Neighbour index (default auto).
+    pub index: IndexKind,
+    /// Progress callback (after the core distances, then after each Borůvka round).
+    pub progress: Option<ProgressFn>,
+}
+
+/// A fitted HDBSCAN.
+#[derive(Clone, Debug)]
+pub struct HdbscanModel {
+    /// Cluster of each point, −1 for noise.
+    pub labels: Vec<i64>,
+    /// Strength of each point's membership in its cluster (0 for noise).
+    pub probabilities: Vec<f64>,
+    /// GLOSH outlier score of each point, in [0, 1].
+    pub outlier_scores: Vec<f64>,
+    /// Distance to each point's min_samples-th nearest point.
+    pub core_distances: Vec<f64>,
+    /// The condensed tree (points 0..n, clusters n.., the root n).
+    pub condensed_tree: Vec<CondensedRow>,
+    /// The single-linkage tree of the mutual-reachability distance (scipy's layout).
+    pub single_linkage_tree: Vec<Merge>,
+    /// Number of clusters.
+    pub n_clusters: usize,
+    /// The condensed-tree id of each cluster (label l is `selected_clusters[l]`).
+    pub selected_clusters: Vec<usize>,
+}
+
+impl Clustering for HdbscanModel {
+    fn labels(&self) -> &[i64] {
+        &self.labels
+    }
+    fn loss(&self) -> Option<f64> {
+        None
+    }
+    fn n_iter(&self) -> usize {
+        1
+    }
+    fn converged(&self) -> bool {
+        true
+    }
+}
+
+impl HdbscanModel {
+    /// Points labelled noise.
+    pub fn n_noise(&self) -> usize {
+        self.labels.iter().filter(|&&l| l == NOISE).count()
+    }
+
+    /// Draws the condensed tree as an icicle plot (as the `hdbscan` package's
+    /// `condensed_tree_.plot()`), PNG: λ = 1 / distance grows downwards (ticks on the left);
+    /// each cluster is a band as wide as the points still in it, its children side by side
+    /// below it; the selected clusters in their label's colour, the others grey.
+    pub fn plot_condensed_tree(&self, path: impl AsRef<std::path::Path>) -> Result<()> {
+        use crate::plot::{cluster_color, tick_label, Canvas};
+        let n = self.labels.len();
+        let rows = &self.condensed_tree;
+        let count = rows
+            .iter()
+            .map(|r| r.parent.max(r.child))
+            .filter(|&c| c >= n)
+            .max()
+            .unwrap_or(n)
+            - n
+            + 1;
+        let mut children = vec![Vec::new(); count];
+        let mut size = vec![0usize; count];
+        let mut birth = vec![0.0f64; count];
+        let mut leaving: Vec<Vec<f64>> = vec![Vec::new(); count];
+        size[0] = n;
+        for r in rows {
+            if r.child >= n {
+                children[r.parent - n].push(r.child - n);
+                size[r.child - n] = r.size;
+                birth[r.child - n] = r.lambda;
+            }
+            leaving[r.parent - n].extend(std::iter::repeat_n(r.lambda, r.size));
+        }
+        let finite_max = rows
+            .iter()
+            .map(|r| r.lambda)
+            .filter(|l| l.is_finite())
+            .fold(0.0, f64::max);
+        let lambda_max = if finite_max > 0.0 { finite_max * 1.02 } else { 1.0 };
+        let (left, top, plot_w, plot_h) = (70i64, 10i64, 900i64, 500i64);
+        let mut c = Canvas::new((left + plot_w + 10) as usize, (top + plot_h + 20) as usize);
+        let y_of = |l: f64| top + ((l.min(lambda_max) / lambda_max) * plot_h as f64).round() as i64;
+        for t in 0..=5 {
+            let v = lambda_max * t as f64 / 5.0;
+            c.fill_rect(left, y_of(v), left + plot_w, y_of(v) + 1, [230, 230, 230]);
+            c.text(4, y_of(v) - 5, &tick_label(v), 2, [60, 60, 60]);
+        }
+        let scale = plot_w as f64 / n as f64;
+        let colour = |cl: usize| match self.selected_clusters.iter().position(|&s| s == cl + n) {
+            Some(label) => cluster_color(label as i64),
+            None => [175, 175, 175],
+        };
+        // Each cluster's span, children centred under their parent.
+        let mut stack = vec![(0usize, left as f64 + plot_w as f64 / 2.0)];
+        while let Some((cl, centre)) = stack.pop() {
+            leaving[cl].sort_by(f64::total_cmp);
+            let end = leaving[cl].last().copied().unwrap_or(birth[cl]);
+            let (y0, y1) = (y_of(birth[cl]), y_of(end).max(y_of(birth[cl]) + 1));
+            let mut gone = 0;
+            for y in y0..y1 {
+                let l = lambda_max * (y - top) as f64 / plot_h as f64;
+                while gone < leaving[cl].len() && leaving[cl][gone] < l {
+                    gone += 1;
+                }
+                let half = ((size[cl] - gone) as f64 * scale / 2.0).max(0.5);
+                c.fill_rect(
+                    (centre - half) as i64,
+                    y,
+                    (centre + half).ceil() as i64,
+                    y + 1,
+                    colour(cl),
+                );
+            }
+            let total: f64 = children[cl].iter().map(|&ch| size[ch] as f64 * scale).sum();
+            let mut x = centre - total / 2.0;
+            let mut centres = Vec::new();
+            for &ch in &children[cl] {
+                let w = size[ch] as f64 * scale;
+                centres.push(x + w / 2.0);
+                stack.push((ch, x + w / 2.0));
+                x += w;
+            }
+            if let (Some(a), Some(b)) = (centres.first(), centres.last()) {
+                let y = y_of(leaving[cl].last().copied().unwrap_or(0.0));
+                c.fill_rect(*a as i64, y, *b as i64 + 1, y + 1, [0, 0, 0]);
+            }
+        }
+        c.fill_rect(left - 1, top, left, top + plot_h + 1, [0, 0, 0]);
+        c.save_png(path)
+    }
+}
+
+/// The merges as an (n − 1) × 4 array: left, right, distance, size (scipy's linkage matrix).
+pub fn linkage_matrix(tree: &[Merge]) -> Array2<f64> {
+    Array2::from_shape_fn((tree.len(), 4), |(i, j)| {
+        let m = &tree[i];
+        [m.left as f64, m.right as f64, m.distance, m.size as f64][j]
+    })
+}
+
+impl Hdbscan {
+    /// HDBSCAN with scikit-learn's defaults and this smallest cluster size.
+    pub fn new(min_cluster_size: usize) -> Self {
+        Hdbscan {
+            min_cluster_size,
+            min_samples: None,
+            cluster_selection_epsilon: 0.0,
+            max_cluster_size: None,
+            alpha: 1.0,
+            cluster_selection_method: ClusterSelection::Eom,
+            allow_single_cluster: false,
+            metric: MetricKind::Euclidean,
+            index: IndexKind::Auto,
+            progress: None,
+        }
+    }
+    /// Points a core neighbourhood needs (itself included).
+    pub fn min_samples(mut self, m: usize) -> Self {
+        self.min_samples = Some(m);
+        self
+    }
+    /// Distance.
+    pub fn metric(mut self, m: MetricKind) -> Self {
+        self.metric = m;
+        self
+    }
+    /// Neighbour index.
+    pub fn index(mut self, i: IndexKind) -> Self {
+        self.index = i;
+        self
+    }
+    /// Excess of mass or leaves.
+    pub fn cluster_selection_method(mut self, s: ClusterSelection) -> Self {
+        self.cluster_selection_method = s;
+        self
+    }
+    /// Merge clusters born below this distance.
+    pub fn cluster_selection_epsilon(mut self, e: f64) -> Self {
+        self.cluster_selection_epsilon = e;
+        self
+    }
+    /// Largest cluster excess of mass may select.
+    pub fn max_cluster_size(mut self, m: usize) -> Self {
+        self.max_cluster_size = Some(m);
+        self
+    }
+    /// Distance scaling of the mutual reachability.
+    pub fn alpha(mut self, a: f64) -> Self {
+        self.alpha = a;
+        self
+    }
+    /// Whether the root may be the one cluster.
+    pub fn allow_single_cluster(mut self, a: bool) -> Self {
+        self.allow_single_cluster = a;
+        self
+    }
+    /// Progress callback.
+    pub fn progress(mut self, p: ProgressFn) -> Self {
+        self.progress = Some(p);
+        self
+    }
+
+    fn effective_min_samples(&self) -> usize {
+        self.min_samples.unwrap_or(self.min_cluster_size)
+    }
+
+    fn validate(&self, n: usize) -> Result<()> {
+        if self.min_cluster_size < 2 {
+            return Err(Error::param(
+                "min_cluster_size",
+                self.min_cluster_size,
+                "must be at least 2",
+            ));
+        }
+        if self.min_samples == Some(0) {
+            return Err(Error::param("min_samples", 0, "must be at least 1"));
+        }
+        if !(self.alpha > 0.0 && self.alpha.is_finite()) {
+            return Err(Error::param("alpha", self.alpha, "must be positive and finite"));
+        }
+        let e = self.cluster_selection_epsilon;
+        if !(e >= 0.0 && e.is_finite()) {
+            return Err(Error::param(
+                "cluster_selection_epsilon",
+                e,
+                "must be non-negative and finite",
+            ));
+        }
+        if self.max_cluster_size == Some(0) {
+            return Err(Error::param("max_cluster_size", 0, "must be at least 1"));
+        }
+        let need = self.min_cluster_size.max(self.effective_min_samples());
+        if n < need {
+            return Err(Error::param(
+                "min_cluster_size",
+                need,
+                format!("min_cluster_size and min_samples must be at most the number of points ({n})"),
+            ));
+        }
+        Ok(())
+    }
+
+    fn report(&self, iteration: usize) -> Result<()> {
+        match &self.progress {
+            Some(p) => p.report(&Progress {
+                iteration,
+                max_iter: None,
+                objective: None,
+            }),
+            None => Ok(()),
+        }
+    }
+
+    /// Fits a precomputed square dissimilarity matrix (as scikit-learn's
+    /// `metric="precomputed"`: distances divided by alpha, core distances from them).
+    pub fn fit_precomputed<T: crate::dissim::DissimValue>(
+        &self,
+        d: &DenseMatrix<'_, T>,
+    ) -> Result<HdbscanModel> {
+        let n = d.len();
+        if n == 0 {
+            return Err(Error::EmptyInput {
+                what: "dissimilarity has 0 objects".into(),
+            });
+        }
+        self.validate(n)?;
+        let k = self.effective_min_samples();
+        let value = |i: usize, j: usize| d.get(i, j).to_f64().unwrap_or(f64::INFINITY) / self.alpha;
+        let core: Vec<f64> = (0..n)
+            .into_par_iter()
+            .map(|i| {
+                let mut row: Vec<f64> = (0..n).map(|j| value(i, j)).collect();
+                *row.select_nth_unstable_by(k - 1, f64::total_cmp).1
+            })
+            .collect();
+        self.report(1)?;
+        let mut edges = mst::prim(n, |i, j| core[i].max(core[j]).max(value(i, j)));
+        edges.sort_by(|a, b| a.w.total_cmp(&b.w));
+        Ok(self.finish(n, core, &edges))
+    }
+
+    /// The model from the core distances and the ordered edges.
+    fn finish(&self, n: usize, core_distances: Vec<f64>, edges: &[Edge]) -> HdbscanModel {
+        let single_linkage_tree = hierarchy::single_linkage_tree(n, edges);
+        let condensed_tree = hierarchy::condense(&single_linkage_tree, self.min_cluster_size);
+        let selection = Selection {
+            method: self.cluster_selection_method,
+            allow_single_cluster: self.allow_single_cluster,
+            epsilon: self.cluster_selection_epsilon,
+            max_cluster_size: self.max_cluster_size,
+        };
+        let (labels, probabilities, selected) =
+            hierarchy::labels_and_probabilities(&condensed_tree, n, &selection);
+        let outlier_scores = hierarchy::outlier_scores(&condensed_tree, n);
+        HdbscanModel {
+            labels,
+            probabilities,
+            outlier_scores,
+            core_distances,
+            n_clusters: selected.len(),
+            selected_clusters: selected,
+            condensed_tree,
+            single_linkage_tree,
+        }
+    }
+}
+
+impl MemoryEstimate for Hdbscan {
+    /// The neighbour index (with an f64 copy of the points for the tree metrics), per point
+    /// the core distance, nearest other component, component and labels, the spanning tree,
+    /// the single-linkage and condensed trees; and the replay of Prim's algorithm: 8 bytes
+    /// for each of the about min_samples pairs of a point (α ≤ 1).
+    fn memory_estimate(&self, n: usize, d: usize, _elem: usize) -> u64 {
+        let pairs = self.effective_min_samples().saturating_mul(8);
+        product(&[n, (d * 16 + 320).saturating_add(pairs)])
+    }
+}
+
+/// The minimum spanning tree's edges as scikit-learn's Prim's algorithm from point 0 over all
+/// pairs reports them, by increasing weight (a stable sort). Its run is replayed over the
+/// candidate pairs that can be a lightest edge out of its tree: (i, j) with d(i, j) ≤ α·core(i)
+/// (where mrd can equal a core distance, the ties of the mutual reachability) and Borůvka's
+/// `tree` (the other edges have a weight of their own where no two distances are equal, so
+/// they are in every minimum spanning tree).
+fn as_prim_reports<F: Scalar>(
+    index: &NeighborIndex<'_, F>,
+    core: &[f64],
+    alpha: f64,
+    tree: &[Edge],
+) -> Vec<Edge> {
+    let n = index.len();
+    // The candidate pairs in both directions, built in two passes of the radius queries (a
+    // count, then a fill), so the lists are held once: 8 bytes per pair.
+    let each_pair = |visit: &(dyn Fn(usize, usize) + Sync)| {
+        (0..n).into_par_iter().for_each(|i| {
+            index.for_each_within(index.point(i), alpha * core[i], |j, _| {
+                if j != i {
+                    visit(i, j);
+                }
+                true
+            });
+        });
+        tree.par_iter().for_each(|e| visit(e.a, e.b));
+    };
+    let degree: Vec<AtomicUsize> = (0..n).map(|_| AtomicUsize::new(0)).collect();
+    each_pair(&|i, j| {
+        degree[i].fetch_add(1, Ordering::Relaxed);
+        degree[j].fetch_add(1, Ordering::Relaxed);
+    });
+    let mut start = vec![0usize; n + 1];
+    for i in 0..n {
+        start[i + 1] = start[i] + degree[i].load(Ordering::Relaxed);
+    }
+    drop(degree);
+    // (the order within a list does not matter: each relaxation stands alone)
+    let fill: Vec<AtomicUsize> = start[..n].iter().map(|&s| AtomicUsize::new(s)).collect();
+    let adjacent: Vec<AtomicU32> = (0..start[n]).map(|_| AtomicU32::new(0)).collect();
+    each_pair(&|i, j| {
+        adjacent[fill[i].fetch_add(1, Ordering::Relaxed)].store(j as u32, Ordering::Relaxed);
+        adjacent[fill[j].fetch_add(1, Ordering::Relaxed)].store(i as u32, Ordering::Relaxed);
+    });
+    drop(fill);
+    let adjacent: Vec<u32> = adjacent.into_iter().map(AtomicU32::into_inner).collect();
+    let mut edges = mst::prim_over(&start, &adjacent, |i, j| {
+        core[i].max(core[j]).max(index.distance_between(i, j) / alpha)
+    });
+    edges.sort_by(|a, b| a.w.total_cmp(&b.w));
+    edges
+}
+
+impl<F: Scalar> Fit<ArrayView2<'_, F>> for Hdbscan {
+    type Model = HdbscanModel;
+
+    fn fit(&self, x: &ArrayView2<'_, F>) -> Result<HdbscanModel> {
+        check_points(*x)?;
+        self.metric.check_dim(x.ncols())?;
+        self.validate(x.nrows())?;
+        check_fit(
+            self,
+            "HDBSCAN",
+            x.nrows(),
+            x.ncols(),
+            size_of::<F>(),
+            super::DENSITY_HINT,
+        )?;
+        let x = crate::data::standard_layout(*x);
+        let index = NeighborIndex::build(x.view(), self.metric, self.index)?;
+        let k = self.effective_min_samples();
+        let core: Vec<f64> = (0..x.nrows())
+            .into_par_iter()
+            .map(|i| index.nearest(index.point(i), k).last().map_or(0.0, |c| c.1))
+            .collect();
+        self.report(1)?;
+        let edges = mst::boruvka(&index, &core, self.alpha, self.progress.as_ref())?;
+        let edges = as_prim_reports(&index, &core, self.alpha, &edges);
+        Ok(self.finish(x.nrows(), core, &edges))
+    }
+}
+
+/// Where a single-linkage tree is cut.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Cut {
+    /// Every merge at distance ≤ this joins (scipy's `fcluster(…, t, "distance")`).
+    Distance(f64),
+    /// At most this many clusters: the smallest distance cut that leaves no more
+    /// (scipy's `fcluster(…, k, "maxclust")`).
+    Clusters(usize),
+}
+
+/// Single-linkage clustering (scipy's `linkage(method="single")` and `fcluster`), from the
+/// minimum spanning tree of the plain distances over the neighbour index, O(n) memory.
+///
+/// ```
+/// use clustr::prelude::*;
+/// use clustr::density::hdbscan::{single_linkage, Cut};
+/// let x = ndarray::array![[0.0], [0.5], [5.0], [5.2], [20.0]];
+/// let (labels, tree) = single_linkage(x.view(), MetricKind::Euclidean, Cut::Clusters(3))?;
+/// assert_eq!(labels, vec![0, 0, 1, 1, 2]);
+/// assert_eq!(tree.last().unwrap().distance, 14.8);
+/// # Ok::<(), clustr::Error>(())
+/// ```
+pub fn single_linkage<F: Scalar>(
+    x: ArrayView2<'_, F>,
+    metric: MetricKind,
+    cut: Cut,
+) -> Result<(Vec<i64>, Vec<Merge>)> {
+    check_points(x)?;
+    metric.check_dim(x.ncols())?;
+    let n = x.nrows();
+    match cut {
+        Cut::Distance(t) if !(t >= 0.0 && t.is_finite()) => {
+            return Err(Error::param("distance", t, "must be non-negative and finite"));
+        }
+        Cut::Clusters(k) if k == 0 || k > n => {
+            return Err(Error::param("n_clusters", k, format!("must be in 1..={n}")));
+        }
+        _ => {}
+    }
+    // Memory as HDBSCAN's with min_samples = 1, whose mutual reachability is the distance.
+    let as_hdbscan = Hdbscan::new(2).min_samples(1);
+    check_fit(
+        &as_hdbscan,
+        "single linkage",
+        n,
+        x.ncols(),
+        size_of::<F>(),
+        super::DENSITY_HINT,
+    )?;
+    let x = crate::data::standard_layout(x);
+    let index = NeighborIndex::build(x.view(), metric, IndexKind::Auto)?;
+    let mut edges = if n > 1 {
+        mst::boruvka(&index, &vec![0.0; n], 1.0, None)?
+    } else {
+        Vec::new()
+    };
+    edges.sort_by(|a, b| a.w.total_cmp(&b.w).then(a.a.min(a.b).cmp(&b.a.min(b.b))));
+    let mut tree = hierarchy::single_linkage_tree(n.max(1), &edges);
+    for m in &mut tree {
+        if m.left > m.right {
+            std::mem::swap(&mut m.left, &mut m.right);
+        }
+    }
+    let threshold = match cut {
+        Cut::Distance(t) => t,
+        Cut::Clusters(k) if k >= n => -1.0,
+        Cut::Clusters(k) => edges[n - k - 1].w,
+    };
+    let mut sets = mst::UnionFind::new(n);
+    for e in edges.iter().take_while(|e| e.w <= threshold) {
+        sets.union(e.a, e.b);
+    }
+    let mut number = vec![NOISE; n];
+    let mut next = 0;
+    let labels = (0..n)
+        .map(|i| {
+            let r = sets.find(i);
+            if number[r] == NOISE {
+                number[r] = next;
+                next += 1;
+            }
+            number[r]
+        })
+        .collect();
+    Ok((labels, tree))
+}

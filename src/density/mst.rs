@@ -1,0 +1,368 @@
+//! Minimum spanning trees of the mutual-reachability distance of HDBSCAN (Campello, Moulavi &
+//! Sander, "Density-Based Clustering Based on Hierarchical Density Estimates", PAKDD 2013):
+//! mrd(i, j) = max(core(i), core(j), d(i, j) / α), with core(i) the distance from point i to
+//! its min_samples-th nearest point, itself included. With every core distance 0 it is the
+//! plain distance, whose tree gives single linkage.
+//!
+//! From points: Borůvka's algorithm (1926) over the k-d or ball tree of [`NeighborIndex`], as
+//! the single-tree variant of March, Ram & Gray ("Fast Euclidean minimum spanning tree",
+//! KDD 2010): in each round every point finds its nearest point of another component, the
+//! descent skipping nodes that lie wholly in the point's own component or whose bound on
+//! the distance cannot beat the best so far (mrd is at least core(i), so a point stops as
+//! soon as it meets that). A point's answer is kept for the next round while it still leads
+//! out of its component. O(n) memory beyond the index; parallel over the points and the
+//! same for any thread count. From a precomputed matrix: Prim's algorithm, O(n²) time and
+//! O(n) memory beyond the matrix.
+
+use super::index::NeighborIndex;
+use crate::error::{Error, Result};
+use crate::estimator::{Progress, ProgressFn};
+use crate::scalar::Scalar;
+use rayon::prelude::*;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// An edge of the spanning tree: points `a` and `b` at weight `w`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Edge {
+    /// One end.
+    pub a: usize,
+    /// The other end.
+    pub b: usize,
+    /// The weight.
+    pub w: f64,
+}
+
+impl Edge {
+    /// Lexicographic (weight, lower end, higher end): a total order, so every choice among
+    /// equal weights is made the same way.
+    fn key(&self) -> (f64, usize, usize) {
+        (self.w, self.a.min(self.b), self.a.max(self.b))
+    }
+    fn less(&self, o: &Edge) -> bool {
+        let (x, y) = (self.key(), o.key());
+        x.0 < y.0 || (x.0 == y.0 && (x.1, x.2) < (y.1, y.2))
+    }
+}
+
+/// Disjoint sets with path halving and union by size.
+pub(crate) struct UnionFind {
+    parent: Vec<usize>,
+    size: Vec<usize>,
+}
+
+impl UnionFind {
+    pub(crate) fn new(n: usize) -> Self {
+        UnionFind {
+            parent: (0..n).collect(),
+            size: vec![1; n],
+        }
+    }
+    pub(crate) fn find(&mut self, mut x: usize) -> usize {
+        while self.parent[x] != x {
+            self.parent[x] = self.parent[self.parent[x]];
+            x = self.parent[x];
+        }
+        x
+    }
+    /// Joins the sets of `a` and `b`; false when they were one already.
+    pub(crate) fn union(&mut self, a: usize, b: usize) -> bool {
+        let (mut a, mut b) = (self.find(a), self.find(b));
+        if a == b {
+            return false;
+        }
+        if self.size[a] < self.size[b] {
+            std::mem::swap(&mut a, &mut b);
+        }
+        self.parent[b] = a;
+        self.size[a] += self.size[b];
+        true
+    }
+}
+
+/// The mutual-reachability weight of a pair.
+#[inline]
+fn mrd(core_a: f64, core_b: f64, d: f64, alpha: f64) -> f64 {
+    core_a.max(core_b).max(d / alpha)
+}
+
+/// The spanning tree of the points of `index` under mutual reachability with core distances
+/// `core` (n − 1 edges, in the order they were found); `progress` after each round.
+pub(crate) fn boruvka<F: Scalar>(
+    index: &NeighborIndex<'_, F>,
+    core: &[f64],
+    alpha: f64,
+    progress: Option<&ProgressFn>,
+) -> Result<Vec<Edge>> {
+    let n = index.len();
+    let mut sets = UnionFind::new(n);
+    let mut edges = Vec::with_capacity(n.saturating_sub(1));
+    let node_core = index.node_summaries(
+        |pts| pts.iter().map(|&j| core[j]).fold(f64::INFINITY, f64::min),
+        |a, b| a.min(*b),
+    );
+    // Each point's nearest point of another component with its weight, and whether that is
+    // certain (then kept for the next rounds while it still leads out of the component).
+    let mut nearest: Vec<Option<(usize, f64, bool)>> = vec![None; n];
+    let mut round = 0;
+    while edges.len() + 1 < n {
+        round += 1;
+        let comp: Vec<usize> = (0..n).map(|i| sets.find(i)).collect();
+        const MIXED: usize = usize::MAX;
+        let node_comp = index.node_summaries(
+            |pts| {
+                let c = comp[pts[0]];
+                if pts.iter().all(|&j| comp[j] == c) {
+                    c
+                } else {
+                    MIXED
+                }
+            },
+            |a, b| if a == b { *a } else { MIXED },
+        );
+        // Only a component's lightest edge out matters: each component's bound (the lightest
+        // found so far, shared between threads) cuts its points' searches. A cut search is
+        // certain when nothing cut away could have beaten what it found; where the cut may
+        // hide the answer, the weight found exceeds the component's lightest, so it is never
+        // chosen, and the choice does not depend on the order the threads ran in.
+        let bound: Vec<AtomicU64> = (0..n).map(|_| AtomicU64::new(f64::INFINITY.to_bits())).collect();
+        for (i, best) in nearest.iter_mut().enumerate() {
+            match *best {
+                Some((j, w, true)) if comp[j] != comp[i] => {
+                    bound[comp[i]].fetch_min(w.to_bits(), Ordering::Relaxed);
+                }
+                _ => *best = None,
+            }
+        }
+        nearest.par_iter_mut().enumerate().for_each(|(i, best)| {
+            if best.is_some() {
+                return;
+            }
+            let (ci, own) = (core[i], comp[i]);
+            let cut = std::cell::Cell::new(f64::INFINITY);
+            let found = index.lowest_score(
+                index.point(i),
+                ci,
+                |node, d| {
+                    if node_comp[node] == own {
+                        return None;
+                    }
+                    let floor = mrd(ci, node_core[node], d, alpha);
+                    if floor > f64::from_bits(bound[own].load(Ordering::Relaxed)) {
+                        cut.set(cut.get().min(floor));
+                        return None;
+                    }
+                    Some(floor)
+                },
+                |j, d| (comp[j] != own).then(|| mrd(ci, core[j], d, alpha)),
+            );
+            *best = found.map(|(j, w)| {
+                bound[own].fetch_min(w.to_bits(), Ordering::Relaxed);
+                (j, w, w <= cut.get())
+            });
+        });
+        // Each component's lightest edge out (the total order breaks ties), lightest first.
+        let mut lightest: Vec<Option<Edge>> = vec![None; n];
+        for (i, best) in nearest.iter().enumerate() {
+            let Some((j, w, _)) = *best else { continue };
+            let e = Edge { a: i, b: j, w };
+            let slot = &mut lightest[comp[i]];
+            if slot.is_none_or(|s| e.less(&s)) {
+                *slot = Some(e);
+            }
+        }
+        let mut chosen: Vec<Edge> = lightest.into_iter().flatten().collect();
+        chosen.sort_by(|x, y| {
+            let (a, b) = (x.key(), y.key());
+            a.0.total_cmp(&b.0).then((a.1, a.2).cmp(&(b.1, b.2)))
+        });
+        let before = edges.len();
+        for e in chosen {
+            if sets.union(e.a, e.b) {
+                edges.push(e);
+            }
+        }
+        if edges.len() == before {
+            return Err(Error::OutOfRange(
+                "the spanning tree found no edge between two components".into(),
+            ));
+        }
+        if let Some(p) = progress {
+            p.report(&Progress {
+                iteration: round,
+                max_iter: None,
+                objective: None,
+            })?;
+        }
+    }
+    Ok(edges)
+}
+
+/// Prim's algorithm from object 0 under `weight(i, j)`, reporting each object added as the
+/// pair (object added before it, object, its distance to the tree) — Müllner's
+/// MST-linkage-core ("Modern hierarchical, agglomerative clustering algorithms", 2011) and
+/// scikit-learn's dense HDBSCAN path: not always a tree edge, but the same single-linkage
+/// tree. O(n²) weights, O(n) memory.
+pub(crate) fn prim(n: usize, weight: impl Fn(usize, usize) -> f64 + Sync) -> Vec<Edge> {
+    let mut in_tree = vec![false; n];
+    let mut reach = vec![(f64::INFINITY, 0usize); n];
+    // (reach of each object, the tree object giving it)
+    let mut edges = Vec::with_capacity(n.saturating_sub(1));
+    let mut current = 0;
+    for _ in 1..n {
+        in_tree[current] = true;
+        reach.par_iter_mut().enumerate().for_each(|(j, r)| {
+            if !in_tree[j] {
+                let w = weight(current, j);
+                if w < r.0 {
+                    *r = (w, current);
+                }
+            }
+        });
+        let (next, &(w, _)) = reach
+            .iter()
+            .enumerate()
+            .filter(|(j, _)| !in_tree[*j])
+            .min_by(|a, b| a.1 .0.total_cmp(&b.1 .0).then(a.0.cmp(&b.0)))
+            .expect("a point is left");
+        edges.push(Edge {
+            a: current,
+            b: next,
+            w,
+        });
+        current = next;
+    }
+    edges
+}
+
+/// Prim's algorithm from object 0 as scikit-learn's HDBSCAN runs it over every pair (the
+/// lightest object out of the tree next, the lowest index among equal weights, each edge
+/// from the first tree object that reached that weight), but over the candidate pairs
+/// `adjacent[start[i]..start[i + 1]]` of each object i only. The run is the same wherever the
+/// candidates hold every pair that is ever a lightest edge out of the tree (every edge of
+/// every minimum spanning tree). O(candidates · log n) time.
+pub(crate) fn prim_over(
+    start: &[usize],
+    adjacent: &[u32],
+    weight: impl Fn(usize, usize) -> f64,
+) -> Vec<Edge> {
+    use std::cmp::Reverse;
+    #[derive(PartialEq)]
+    struct Key(f64, usize);
+    impl Eq for Key {}
+    impl PartialOrd for Key {
+        fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+            Some(self.cmp(o))
+        }
+    }
+    impl Ord for Key {
+        fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+            self.0.total_cmp(&o.0).then(self.1.cmp(&o.1))
+        }
+    }
+    let n = start.len() - 1;
+    let mut in_tree = vec![false; n];
+    let mut key = vec![(f64::INFINITY, 0usize); n];
+    let mut heap = std::collections::BinaryHeap::new();
+    let mut edges = Vec::with_capacity(n.saturating_sub(1));
+    let mut current = 0;
+    for _ in 1..n {
+        in_tree[current] = true;
+        for &j in &adjacent[start[current]..start[current + 1]] {
+            let j = j as usize;
+            if !in_tree[j] {
+                let w = weight(current, j);
+                if w < key[j].0 {
+                    key[j] = (w, current);
+                    heap.push(Reverse(Key(w, j)));
+                }
+            }
+        }
+        let next = loop {
+            let Reverse(Key(w, j)) = heap.pop().expect("the candidates connect every object");
+            if !in_tree[j] && w == key[j].0 {
+                break j;
+            }
+        };
+        edges.push(Edge {
+            a: key[next].1,
+            b: next,
+            w: key[next].0,
+        });
+        current = next;
+    }
+    edges
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::density::index::IndexKind;
+    use crate::metric::MetricKind;
+    use ndarray::Array2;
+    use rand::{Rng, SeedableRng};
+
+    /// Borůvka's tree weighs what Prim's over all pairs weighs, edge for edge once sorted (every
+    /// minimum spanning tree has the same sorted weights), for every index and metric, with
+    /// ties (integer coordinates) and without; and Prim's run over the pairs of the full
+    /// graph adds the objects in the order and at the weights of Prim's over the matrix.
+    #[test]
+    fn boruvka_and_prim_agree() {
+        let mut rng = crate::rng::SeededRng::seed_from_u64(5);
+        for case in 0..60 {
+            let n = rng.random_range(2..150);
+            let metric = [
+                MetricKind::Euclidean,
+                MetricKind::Manhattan,
+                MetricKind::Minkowski(f64::INFINITY),
+                MetricKind::Haversine,
+            ][case % 4];
+            let d = if metric == MetricKind::Haversine {
+                2
+            } else {
+                rng.random_range(1..4)
+            };
+            let ties = case % 3 == 0;
+            let x = Array2::from_shape_fn((n, d), |(_, c)| {
+                let v: f64 = if ties {
+                    rng.random_range(0..8) as f64
+                } else {
+                    rng.random_range(0.0..8.0)
+                };
+                if metric == MetricKind::Haversine && c == 0 {
+                    v * 10.0 - 40.0
+                } else {
+                    v
+                }
+            });
+            let kind = [IndexKind::KdTree, IndexKind::BallTree, IndexKind::Brute][case % 3];
+            let index = NeighborIndex::build(x.view(), metric, kind).unwrap();
+            let ms = rng.random_range(1..6).min(n);
+            let alpha = if case % 5 == 0 { 1.5 } else { 1.0 };
+            let core: Vec<f64> = (0..n)
+                .map(|i| index.nearest(index.point(i), ms).last().unwrap().1)
+                .collect();
+            let weight = |i: usize, j: usize| mrd(core[i], core[j], index.distance_between(i, j), alpha);
+            let tree = boruvka(&index, &core, alpha, None).unwrap();
+            assert_eq!(tree.len(), n - 1);
+            let mut sets = UnionFind::new(n);
+            for e in &tree {
+                assert!(sets.union(e.a, e.b), "case {case}: a cycle");
+                assert_eq!(e.w, weight(e.a, e.b));
+            }
+            let dense = prim(n, weight);
+            let sorted = |v: &[Edge]| {
+                let mut w: Vec<f64> = v.iter().map(|e| e.w).collect();
+                w.sort_by(f64::total_cmp);
+                w
+            };
+            assert_eq!(sorted(&tree), sorted(&dense), "case {case}: {metric:?} {kind:?}");
+            let start: Vec<usize> = (0..=n).map(|i| i * (n - 1)).collect();
+            let adjacent: Vec<u32> = (0..n)
+                .flat_map(|i| (0..n).filter(move |&j| j != i).map(|j| j as u32))
+                .collect();
+            let over = prim_over(&start, &adjacent, weight);
+            let order = |v: &[Edge]| v.iter().map(|e| (e.b, e.w)).collect::<Vec<_>>();
+            assert_eq!(order(&over), order(&dense), "case {case}");
+        }
+    }
+}
