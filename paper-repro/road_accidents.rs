@@ -1,7 +1,7 @@
 //! The road-crash hotspot study of Islam et al. (arXiv 2108.03490), which recommends DBSCAN
 //! and OPTICS over k-means for finding accident-prone areas in North Carolina's records. The
 //! paper's parameters and data were not available (docs/reference-notes.md §4), so this runs
-//! the three methods on
+//! the methods on
 //! - the generator `GeoHotspots` (North Carolina's box, crashes along 2 km road segments with
 //!   50 m spread, plus background crashes), by default 40 hotspots × 500 crashes and 30 % noise;
 //! - or any accident CSV: `--csv FILE --lat-col NAME --lon-col NAME` (rows with an empty or
@@ -25,12 +25,14 @@
 //! 5 × min_samples crashes (with the default min_cluster_size = min_samples, xi splits each
 //! road segment into many small dips of the reachability plot); k-means gets k = the number
 //! of DBSCAN clusters (k-means has no way to say "noise", which is the paper's point).
+//! HDBSCAN (not in the paper; it needs no eps) gets the same min_samples and clusters of at
+//! least 5 × min_samples crashes, as OPTICS.
 
 #[path = "provenance.rs"]
 mod provenance;
 
 use clustr::datasets::GeoHotspots;
-use clustr::density::{Dbscan, Optics};
+use clustr::density::{Dbscan, Hdbscan, Optics};
 use clustr::eval::{calinski_harabasz, davies_bouldin, silhouette_score};
 use clustr::kmeans::KMeans;
 use clustr::metric::EARTH_RADIUS_KM;
@@ -214,6 +216,18 @@ fn main() -> clustr::Result<()> {
         &geo,
         &km,
         &op.labels,
+        t.elapsed().as_secs_f64(),
+    )?);
+    let t = Instant::now();
+    let hd = Hdbscan::new(5 * min_samples)
+        .min_samples(min_samples)
+        .metric(MetricKind::Haversine)
+        .fit(&geo.view())?;
+    rows.push(indices(
+        "HDBSCAN (eom, min_cluster_size 5 x min_samples)",
+        &geo,
+        &km,
+        &hd.labels,
         t.elapsed().as_secs_f64(),
     )?);
     let k = db.n_clusters.max(2);

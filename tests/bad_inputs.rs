@@ -404,6 +404,10 @@ fn every_subcommand_refuses_bad_input_cleanly() {
         (&["single-linkage", "--n-clusters", "9"][..], "n_clusters"),
         (&["single-linkage", "--distance", "-1"][..], "distance"),
         (&["single-linkage"][..], "--distance"),
+        (
+            &["hdbscan", "--precomputed", "--min-cluster-size", "2"][..],
+            "square",
+        ),
     ] {
         count += 1;
         let mut all: Vec<String> = vec![

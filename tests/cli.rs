@@ -790,6 +790,34 @@ fn hdbscan_and_single_linkage_subcommands() {
     let t = clustr::data::read_matrix::<f64>(dir.path().join("t.npy")).unwrap();
     assert_eq!((t.dim(), t[[1998, 3]]), ((1999, 4), 2000.0));
     assert!(std::fs::metadata(dir.path().join("c.png")).unwrap().len() > 1000);
+    // A precomputed matrix: the fixture's directly computed distances, alpha 1.2.
+    let x = clustr::data::read_matrix::<f64>(fixtures.join("small_precomputed_x.npy")).unwrap();
+    let d = ndarray::Array2::from_shape_fn((x.nrows(), x.nrows()), |(i, j)| {
+        let (a, b) = (x[[i, 0]] - x[[j, 0]], x[[i, 1]] - x[[j, 1]]);
+        (a * a + b * b).sqrt()
+    });
+    clustr::data::write_matrix(dir.path().join("d.npy"), d.view(), &[]).unwrap();
+    run_json(
+        dir.path(),
+        &[
+            "hdbscan",
+            "d.npy",
+            "--precomputed",
+            "--min-cluster-size",
+            "10",
+            "--alpha",
+            "1.2",
+            "--labels-out",
+            "dl.npy",
+            "--json",
+        ],
+        "hdbscan --precomputed",
+    );
+    let labels = clustr::data::read_labels(dir.path().join("dl.npy")).unwrap();
+    assert_eq!(
+        labels,
+        clustr::data::read_labels(fixtures.join("small_precomputed_labels.npy")).unwrap()
+    );
     let v = run_json(
         dir.path(),
         &[

@@ -285,6 +285,9 @@ pub struct HdbscanArgs {
     /// Neighbour index: auto, kdtree, balltree or brute.
     #[arg(long, default_value = "auto")]
     index: String,
+    /// INPUT is a precomputed square dissimilarity matrix (Prim's algorithm on it, O(n²) time).
+    #[arg(long)]
+    precomputed: bool,
     /// Cluster selection: eom (excess of mass) or leaf.
     #[arg(long, default_value = "eom")]
     selection: String,
@@ -343,6 +346,14 @@ pub fn run_hdbscan(a: HdbscanArgs) -> CliResult {
     params.min_samples = a.min_samples;
     params.max_cluster_size = a.max_cluster_size;
     let ((model, d, n, fit_s), threads) = a.exec.run(|_backend| {
+        if a.precomputed {
+            let d = clustr::DenseMatrix::new(crate::harness::read_matrix::<f64>(&a.input)?)
+                .map_err(|e| CliError::from(e).prefixed(&a.input))?;
+            let t = Instant::now();
+            let model = params.fit_precomputed(&d)?;
+            let n = d.view().nrows();
+            return Ok((model, n, n, secs(t)));
+        }
         let x = load_points::<f64>(&a.input)?;
         // Steps: the core distances, then Borůvka's rounds (at most log2 n).
         let steps = 2 + x.nrows().max(1).ilog2() as usize;
