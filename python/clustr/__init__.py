@@ -1,7 +1,7 @@
 """clustr: scalable clustering with scikit-learn's interface, on a Rust core.
 
 k-means, mini-batch k-means, Gaussian mixtures, k-medoids (PAM, FastPAM, FasterPAM, CLARA,
-CLARANS), DBSCAN, OPTICS and kernel power k-means. Fits release the GIL, run on
+CLARANS), DBSCAN, OPTICS, HDBSCAN and kernel power k-means. Fits release the GIL, run on
 ``n_threads`` threads with the same result for any count, and stop on Ctrl-C.
 """
 
@@ -9,6 +9,7 @@ from ._clustr import __version__, max_memory, set_max_memory
 from ._estimators import (
     DBSCAN,
     OPTICS,
+    HDBSCAN,
     GaussianMixture,
     IpRffMkpkm,
     KMeans,
@@ -26,6 +27,7 @@ __all__ = [
     "KMedoids",
     "DBSCAN",
     "OPTICS",
+    "HDBSCAN",
     "PowerKMeans",
     "RffKpkm",
     "IpRffMkpkm",

@@ -577,6 +577,92 @@ class DBSCAN(ClusterMixin, BaseEstimator):
         return self.fit(X, sample_weight=sample_weight).labels_
 
 
+class HDBSCAN(ClusterMixin, BaseEstimator):
+    """HDBSCAN with scikit-learn's semantics, parameter names and defaults; the spanning tree
+    from Borůvka's algorithm over a k-d/ball tree (memory linear in n, no n × n matrix).
+
+    Labels and ``probabilities_`` are scikit-learn's, with one difference: where two edges of
+    the spanning tree weigh the same, scikit-learn orders them by numpy's unstable sort, this
+    by a stable one (the points such a tie decides may differ). ``outlier_scores_`` are the
+    GLOSH scores of the ``hdbscan`` package. ``metric`` as :class:`DBSCAN` (haversine on
+    degrees, in km) or ``"precomputed"``; ``algorithm`` chooses the index. ``leaf_size``,
+    ``metric_params``, ``n_jobs``, ``store_centers`` and ``copy`` are not taken
+    (``n_threads`` replaces ``n_jobs``).
+    """
+
+    _parameter_constraints = {
+        "min_cluster_size": [Interval(numbers.Integral, 2, None, closed="left")],
+        "min_samples": [Interval(numbers.Integral, 1, None, closed="left"), None],
+        "cluster_selection_epsilon": [Interval(numbers.Real, 0, None, closed="left")],
+        "max_cluster_size": [Interval(numbers.Integral, 1, None, closed="left"), None],
+        "metric": [METRICS, StrOptions({"precomputed"})],
+        "alpha": [Interval(numbers.Real, 0, None, closed="neither")],
+        "algorithm": [StrOptions({"auto", "brute", "kd_tree", "ball_tree"})],
+        "cluster_selection_method": [StrOptions({"eom", "leaf"})],
+        "allow_single_cluster": ["boolean"],
+        "p": [Interval(numbers.Real, 1, None, closed="left"), None],
+        "n_threads": THREADS,
+    }
+
+    def __init__(
+        self,
+        min_cluster_size=5,
+        min_samples=None,
+        cluster_selection_epsilon=0.0,
+        max_cluster_size=None,
+        metric="euclidean",
+        alpha=1.0,
+        algorithm="auto",
+        cluster_selection_method="eom",
+        allow_single_cluster=False,
+        p=None,
+        n_threads=None,
+    ):
+        self.min_cluster_size = min_cluster_size
+        self.min_samples = min_samples
+        self.cluster_selection_epsilon = cluster_selection_epsilon
+        self.max_cluster_size = max_cluster_size
+        self.metric = metric
+        self.alpha = alpha
+        self.algorithm = algorithm
+        self.cluster_selection_method = cluster_selection_method
+        self.allow_single_cluster = allow_single_cluster
+        self.p = p
+        self.n_threads = n_threads
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.pairwise = self.metric == "precomputed"
+        # Dissimilarities are non-negative.
+        tags.input_tags.positive_only = self.metric == "precomputed"
+        return tags
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None):
+        X = points(self, X, reset=True)
+        if X.shape[0] == 1:
+            raise ValueError("n_samples=1 while HDBSCAN requires more than one sample")
+        precomputed = self.metric == "precomputed"
+        if precomputed:
+            if X.shape[0] != X.shape[1]:
+                raise ValueError(f"A precomputed dissimilarity matrix must be square, got {X.shape}")
+            check_non_negative(X, "HDBSCAN (precomputed)")
+        out = _clustr.hdbscan_fit(
+            X, self.min_cluster_size, self.min_samples, float(self.cluster_selection_epsilon),
+            self.max_cluster_size, "precomputed" if precomputed else metric_name(self.metric, self.p),
+            float(self.alpha), self.algorithm, self.cluster_selection_method, bool(self.allow_single_cluster),
+            n_threads(self),
+        )
+        self.labels_ = out["labels"]
+        self.probabilities_ = out["probabilities"]
+        self.outlier_scores_ = out["outlier_scores"]
+        self.single_linkage_tree_ = out["single_linkage_tree"]
+        return self
+
+    def fit_predict(self, X, y=None):
+        return self.fit(X).labels_
+
+
 class OPTICS(ClusterMixin, BaseEstimator):
     """OPTICS with scikit-learn's semantics and defaults: the reachability plot, then
     clusters by the ξ method (``cluster_method="xi"``) or at a DBSCAN radius
@@ -839,6 +925,11 @@ def expected_failed_checks(estimator):
     """The scikit-learn estimator checks that cannot apply to ``estimator``, with the
     reason: pass it as ``expected_failed_checks`` to ``check_estimator`` or
     ``parametrize_with_checks``."""
+    if isinstance(estimator, HDBSCAN) and estimator.metric == "precomputed":
+        return {
+            "check_clustering": "the check fits points (n × 2), not a square dissimilarity "
+            "matrix, whatever the pairwise tag says",
+        }
     if isinstance(estimator, KMedoids):
         failing = {}
         if estimator.metric == "precomputed":

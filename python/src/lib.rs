@@ -11,7 +11,8 @@
 //! Arrays come in without a copy when they are C-contiguous float32 or float64 (the Python
 //! layer makes them so) and go out as new numpy arrays.
 
-use clustr::density::{Dbscan, Extraction, IndexKind, Optics};
+use clustr::density::hdbscan::linkage_matrix;
+use clustr::density::{Dbscan, Extraction, Hdbscan, IndexKind, Optics};
 use clustr::kernel::{
     Bandwidth, IpRffMkpkm, PowerInit, PowerKMeans, RandomFourierFeatures, RffKpkm, Schedule,
 };
@@ -637,6 +638,54 @@ fn dbscan_fit<'py>(
     )
 }
 
+/// HDBSCAN on points under `metric_name`, or on a precomputed square matrix.
+#[pyfunction]
+#[pyo3(signature = (x, min_cluster_size, min_samples, cluster_selection_epsilon, max_cluster_size, metric_name, alpha, algorithm, cluster_selection_method, allow_single_cluster, n_threads))]
+#[allow(clippy::too_many_arguments)]
+fn hdbscan_fit<'py>(
+    py: Python<'py>,
+    x: Points<'py>,
+    min_cluster_size: usize,
+    min_samples: Option<usize>,
+    cluster_selection_epsilon: f64,
+    max_cluster_size: Option<usize>,
+    metric_name: &str,
+    alpha: f64,
+    algorithm: &str,
+    cluster_selection_method: &str,
+    allow_single_cluster: bool,
+    n_threads: usize,
+) -> PyResult<Bound<'py, PyDict>> {
+    let mut est = Hdbscan::new(min_cluster_size)
+        .cluster_selection_epsilon(cluster_selection_epsilon)
+        .alpha(alpha)
+        .cluster_selection_method(cluster_selection_method.parse().map_err(to_py)?)
+        .allow_single_cluster(allow_single_cluster)
+        .index(index(algorithm)?);
+    est.min_samples = min_samples;
+    est.max_cluster_size = max_cluster_size;
+    let m = with_points!(x, v => {
+        if metric_name == "precomputed" {
+            run(py, n_threads, |_| est.fit_precomputed(&DenseMatrix::new(v)?))?
+        } else {
+            let est = est.metric(metric(metric_name)?);
+            run(py, n_threads, |p| est.progress(p).fit(&v))?
+        }
+    });
+    out(
+        py,
+        vec![
+            ("labels", arr1(py, m.labels)),
+            ("probabilities", m.probabilities.into_pyarray(py).into_any()),
+            ("outlier_scores", m.outlier_scores.into_pyarray(py).into_any()),
+            (
+                "single_linkage_tree",
+                arr2(py, linkage_matrix(&m.single_linkage_tree)),
+            ),
+        ],
+    )
+}
+
 /// OPTICS.
 #[pyfunction]
 #[pyo3(signature = (x, min_samples, max_eps, metric_name, cluster_method, eps, xi, predecessor_correction, min_cluster_size, algorithm, sample_weight, n_threads))]
@@ -907,6 +956,7 @@ fn _clustr(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(gmm_e_step, m)?)?;
     m.add_function(wrap_pyfunction!(kmedoids_fit, m)?)?;
     m.add_function(wrap_pyfunction!(dbscan_fit, m)?)?;
+    m.add_function(wrap_pyfunction!(hdbscan_fit, m)?)?;
     m.add_function(wrap_pyfunction!(optics_fit, m)?)?;
     m.add_function(wrap_pyfunction!(power_kmeans_fit, m)?)?;
     m.add_function(wrap_pyfunction!(rff_kpkm_fit, m)?)?;

@@ -218,3 +218,28 @@ def test_kmedoids_integer_weights_equal_repeated_rows(blobs, method):
     assert (d[np.arange(len(X)), weighted.labels_] == d.min(axis=1)).all()
     with pytest.raises(ValueError):
         clustr.KMedoids(4, method=method).fit(X, sample_weight=np.zeros(len(X)))
+
+
+@pytest.mark.parametrize("method", ["eom", "leaf"])
+def test_hdbscan_equals_sklearn_where_the_tree_has_no_ties(blobs, method):
+    # min_samples = 1: the mutual reachability is the distance, no two tree edges weigh the same.
+    kw = dict(min_cluster_size=10, min_samples=1, cluster_selection_method=method)
+    ref = skc.HDBSCAN(copy=True, **kw).fit(blobs)
+    ours = clustr.HDBSCAN(**kw).fit(blobs)
+    np.testing.assert_array_equal(ours.labels_, ref.labels_)
+    np.testing.assert_allclose(ours.probabilities_, ref.probabilities_, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(ours.single_linkage_tree_[:, 2], ref._single_linkage_tree_["value"], rtol=1e-12)
+    # From the distance matrix: the same.
+    D = np.sqrt(((blobs[:, None, :] - blobs[None, :, :]) ** 2).sum(axis=2))
+    np.testing.assert_array_equal(clustr.HDBSCAN(metric="precomputed", **kw).fit(D).labels_, ref.labels_)
+
+
+def test_hdbscan_with_ties_agrees_with_sklearn(blobs):
+    ref = skc.HDBSCAN(min_cluster_size=15, copy=True).fit(blobs)
+    ours = clustr.HDBSCAN(min_cluster_size=15).fit(blobs)
+    from sklearn.metrics import adjusted_rand_score
+
+    assert adjusted_rand_score(ref.labels_, ours.labels_) > 0.99
+    assert ((ours.outlier_scores_ >= 0) & (ours.outlier_scores_ <= 1)).all()
+    with pytest.raises(ValueError):
+        clustr.HDBSCAN(min_cluster_size=len(blobs) + 1).fit(blobs)

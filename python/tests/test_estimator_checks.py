@@ -21,6 +21,8 @@ ESTIMATORS = [
     clustr.KMedoids(3, metric="manhattan", random_state=0),
     clustr.DBSCAN(),
     clustr.OPTICS(),
+    clustr.HDBSCAN(),
+    clustr.HDBSCAN(metric="precomputed"),
     clustr.PowerKMeans(3, random_state=0),
     clustr.RffKpkm(3, n_components=50, random_state=0),
     clustr.IpRffMkpkm(3, n_components=50, n_init=2, random_state=0),

@@ -111,7 +111,9 @@ impl HdbscanModel {
     /// Draws the condensed tree as an icicle plot (as the `hdbscan` package's
     /// `condensed_tree_.plot()`), PNG: λ = 1 / distance grows downwards (ticks on the left);
     /// each cluster is a band as wide as the points still in it, its children side by side
-    /// below it; the selected clusters in their label's colour, the others grey.
+    /// below it; the selected clusters in their label's colour, the others grey. (Feature
+    /// `cli`, which carries the PNG writer.)
+    #[cfg(feature = "cli")]
     pub fn plot_condensed_tree(&self, path: impl AsRef<std::path::Path>) -> Result<()> {
         use crate::plot::{cluster_color, tick_label, Canvas};
         let n = self.labels.len();
