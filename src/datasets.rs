@@ -264,7 +264,7 @@ fn check_memory(n: usize, d: usize) -> Result<()> {
     crate::memory::check(
         || format!("generating {n} x {d} points"),
         crate::memory::product(&[n, d.saturating_add(1), 16]),
-        "generate fewer points (--n)",
+        crate::error::hints::GENERATE,
     )
 }
 

@@ -83,7 +83,7 @@ impl<F: Scalar> DenseMatrix<'static, F> {
         crate::memory::check(
             || format!("a {n} x {n} {} distance matrix", F::DTYPE),
             crate::memory::product(&[n, n, std::mem::size_of::<F>()]),
-            "use an on-the-fly dissimilarity (OnTheFly) or a CLARA-type method (clustr fasterclara)",
+            crate::error::hints::DISTANCE_MATRIX,
         )?;
         let mut m = Array2::<F>::zeros((n, n));
         backend.pairwise(points, points, metric, m.view_mut())?;

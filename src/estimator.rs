@@ -100,3 +100,52 @@ pub trait Clustering {
         self.labels().iter().filter(|&&l| l < 0).count()
     }
 }
+
+/// The builder setters estimators share, written once: `shared_setters!(KMeans { seed,
+/// progress, backend("the assignment step"), communicator })` writes `seed`, `progress`,
+/// `backend` and `communicator` for the fields `seed`, `progress`, `backend` and `comm`; a
+/// string after a name says what that setter covers in this estimator.
+macro_rules! shared_setters {
+    ($ty:ty { $($setter:ident $(($what:literal))?),* $(,)? }) => {
+        impl $ty {
+            $( $crate::estimator::shared_setters!(@ $setter $($what)?); )*
+        }
+    };
+    (@ seed $($what:literal)?) => {
+        /// The seed of every random choice of the fit: the same seed gives the same result, on
+        /// any number of threads.
+        $(#[doc = ""] #[doc = $what])?
+        pub fn seed(mut self, seed: u64) -> Self {
+            self.seed = seed;
+            self
+        }
+    };
+    (@ progress $($what:literal)?) => {
+        /// A callback told of the fit's progress, which can also stop it (see
+        /// [`crate::estimator::Progress`]).
+        $(#[doc = ""] #[doc = $what])?
+        pub fn progress(mut self, progress: $crate::estimator::ProgressFn) -> Self {
+            self.progress = Some(progress);
+            self
+        }
+    };
+    (@ backend $($what:literal)?) => {
+        /// The backend of the hot loops (default: the CPU); a device takes over the work it
+        /// offers a capability for (see [`crate::backend::device`]).
+        $(#[doc = ""] #[doc = $what])?
+        pub fn backend(mut self, backend: $crate::backend::AnyBackend) -> Self {
+            self.backend = backend;
+            self
+        }
+    };
+    (@ communicator $($what:literal)?) => {
+        /// The processes of a distributed run (see [`crate::comm`]): each holds its slice of
+        /// the rows.
+        $(#[doc = ""] #[doc = $what])?
+        pub fn communicator(mut self, comm: $crate::comm::SharedComm) -> Self {
+            self.comm = comm;
+            self
+        }
+    };
+}
+pub(crate) use shared_setters;

@@ -4,6 +4,7 @@
 //! Fortran. faer and faer-ext are pinned together in Cargo.toml; nothing outside this module
 //! names faer, so a change of engine touches one file.
 
+use crate::scalar::Scalar;
 use faer::dyn_stack::{MemBuffer, MemStack};
 use faer::linalg::cholesky::llt::factor::{cholesky_in_place, cholesky_in_place_scratch, LltRegularization};
 use faer::linalg::matmul::matmul;
@@ -12,14 +13,20 @@ use faer::{Accum, Par};
 use faer_ext::IntoFaer;
 use ndarray::{Array2, ArrayView2, ArrayViewMut2};
 
-/// Element types faer computes with (f32 and f64).
-pub trait LinalgScalar: faer::traits::RealField + Copy {}
-impl LinalgScalar for f32 {}
-impl LinalgScalar for f64 {}
-
 /// `out ← alpha · a · bᵀ`, single-threaded (callers parallelise over row blocks, so results do
 /// not depend on the thread count).
-pub fn gemm_abt<F: LinalgScalar>(a: ArrayView2<F>, b: ArrayView2<F>, out: ArrayViewMut2<F>, alpha: F) {
+pub fn gemm_abt<F: Scalar>(a: ArrayView2<F>, b: ArrayView2<F>, out: ArrayViewMut2<F>, alpha: F) {
+    F::gemm_abt(a, b, out, alpha)
+}
+
+/// [`gemm_abt`] in an element type of faer's; what [`Scalar::gemm_abt`] calls, so that the
+/// public `Scalar` bound names no faer trait.
+pub(crate) fn faer_gemm_abt<F: faer::traits::RealField + Copy>(
+    a: ArrayView2<F>,
+    b: ArrayView2<F>,
+    out: ArrayViewMut2<F>,
+    alpha: F,
+) {
     debug_assert_eq!(a.ncols(), b.ncols());
     debug_assert_eq!(out.dim(), (a.nrows(), b.nrows()));
     matmul(
@@ -90,6 +97,17 @@ pub fn argmax_rows(a: &Array2<f64>) -> Vec<i64> {
     a.rows()
         .into_iter()
         .map(|r| (1..r.len()).fold(0, |b, j| if r[j] > r[b] { j } else { b }) as i64)
+        .collect()
+}
+
+/// ‖xᵢ‖² of every row (standard layout), in f64 from `F`'s dot product.
+pub(crate) fn row_sq_norms<F: Scalar>(x: ArrayView2<F>) -> Vec<f64> {
+    x.rows()
+        .into_iter()
+        .map(|r| {
+            let r = r.to_slice().expect("standard layout");
+            F::dot(r, r).to_f64_exact()
+        })
         .collect()
 }
 

@@ -14,7 +14,7 @@
 //! `memory.max`, v1 `memory.limit_in_bytes`): a container, a Slurm job or a systemd unit,
 //! where going over the limit is a kill, not an error.
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Hint, Result};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The bytes a fit needs, from its parameters and the input's shape.
@@ -104,14 +104,14 @@ fn cgroup_room(self_cgroup: &str, read: &dyn Fn(&str) -> Option<String>) -> Opti
 
 /// Returns [`Error::TooLarge`] when `needed` exceeds [`max_memory`]; `what` says what was to
 /// be allocated, `hint` what to use instead.
-pub fn check(what: impl FnOnce() -> String, needed: u64, hint: &str) -> Result<()> {
+pub fn check(what: impl FnOnce() -> String, needed: u64, hint: Hint) -> Result<()> {
     let limit = max_memory();
     if needed > limit {
         return Err(Error::TooLarge {
             what: what(),
             needed,
             limit,
-            hint: hint.into(),
+            hint,
         });
     }
     Ok(())
@@ -124,7 +124,7 @@ pub fn check_fit(
     n: usize,
     d: usize,
     elem_bytes: usize,
-    hint: &str,
+    hint: Hint,
 ) -> Result<()> {
     let needed = params.memory_estimate(n, d, elem_bytes);
     let dtype = if elem_bytes == 4 { "f32" } else { "f64" };

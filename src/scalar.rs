@@ -1,6 +1,7 @@
 //! The floating-point element types clustr computes in (f32 and f64).
 
 use crate::backend::simd;
+use ndarray::{ArrayView2, ArrayViewMut2};
 use std::fmt::{Debug, Display};
 
 /// An element type of data and distance matrices: `f32` or `f64`.
@@ -8,7 +9,6 @@ use std::fmt::{Debug, Display};
 /// Losses and other long sums are accumulated in `f64` whatever the element type.
 pub trait Scalar:
     num_traits::Float
-    + crate::linalg::LinalgScalar
     + num_traits::NumAssign
     + num_traits::FromPrimitive
     + ndarray::ScalarOperand
@@ -33,6 +33,9 @@ pub trait Scalar:
     fn dot(a: &[Self], b: &[Self]) -> Self;
     /// Σ|aᵢ − bᵢ| with the backend's SIMD kernel.
     fn manhattan(a: &[Self], b: &[Self]) -> Self;
+    /// `out ← alpha · a · bᵀ` with the linear-algebra engine; call [`crate::linalg::gemm_abt`].
+    #[doc(hidden)]
+    fn gemm_abt(a: ArrayView2<Self>, b: ArrayView2<Self>, out: ArrayViewMut2<Self>, alpha: Self);
 }
 
 impl Scalar for f32 {
@@ -55,6 +58,9 @@ impl Scalar for f32 {
     fn manhattan(a: &[Self], b: &[Self]) -> Self {
         (simd::f32_kernels().manhattan)(a, b)
     }
+    fn gemm_abt(a: ArrayView2<Self>, b: ArrayView2<Self>, out: ArrayViewMut2<Self>, alpha: Self) {
+        crate::linalg::faer_gemm_abt(a, b, out, alpha)
+    }
 }
 
 impl Scalar for f64 {
@@ -76,5 +82,8 @@ impl Scalar for f64 {
     }
     fn manhattan(a: &[Self], b: &[Self]) -> Self {
         (simd::f64_kernels().manhattan)(a, b)
+    }
+    fn gemm_abt(a: ArrayView2<Self>, b: ArrayView2<Self>, out: ArrayViewMut2<Self>, alpha: Self) {
+        crate::linalg::faer_gemm_abt(a, b, out, alpha)
     }
 }

@@ -452,6 +452,23 @@ fn bad_input_table() {
             vec!["--distributed runs clara"],
         ));
     }
+    // A flag of one group of k-medoids methods is refused by the others, not ignored.
+    for (method, flag, value, owners) in [
+        ("fasterpam", "--fasttol", Some("0.5"), "fastpam2"),
+        ("pam", "--shuffle", None, "fasterpam"),
+        ("fasterclara", "--init", Some("build"), "pam, fastpam1"),
+        ("fastclarans", "--samples", Some("3"), "clara, fastclara"),
+        ("fasterpam", "--numlocal", Some("3"), "clarans, fastclarans"),
+    ] {
+        let mut args = vec![method, "in.csv", "--k", "2", flag];
+        args.extend(value);
+        rows.push((
+            "a k-medoids flag given to a method it does not belong to",
+            |d| drop(write(d, "in.csv", b"1,2\n3,4\n5,7\n")),
+            args,
+            vec![flag, owners],
+        ));
+    }
     for (case, setup, args, words) in rows {
         let dir = tempfile::tempdir().unwrap();
         setup(dir.path());
@@ -1283,7 +1300,7 @@ fn magmaclust_train_predict_select() {
                 "--out",
                 "x.json",
             ],
-            "only 1.0 KiB is allowed; fit on fewer tasks",
+            "only 1.0 KiB is allowed; use fewer tasks",
         ),
         (
             &[

@@ -278,6 +278,23 @@ fn edge_cases_and_errors() {
         .is_err());
     assert!(KMedoids::fasterpam(2).init(Init::Given(vec![1])).fit(&d).is_err());
     assert!(KMedoids::fastpam2(2).fasttol(2.0).fit(&d).is_err());
+    // A method's own parameter given to another method is refused, not ignored.
+    for (p, name) in [
+        (KMedoids::fasterpam(2).fasttol(0.5), "fasttol"),
+        (KMedoids::pam(2).fasttol(1.0), "fasttol"),
+        (KMedoids::fastpam2(2).shuffle(true), "shuffle"),
+        (KMedoids::alternating(2).shuffle(false), "shuffle"),
+    ] {
+        match p.fit(&d) {
+            Err(clustr::Error::InvalidParameter { name: n, reason, .. }) => {
+                assert_eq!(n, name);
+                assert!(reason.contains("only"), "{reason}");
+            }
+            r => panic!("{name} on {}: expected InvalidParameter, got {r:?}", p.name()),
+        }
+    }
+    assert!(KMedoids::fastpam2(2).fasttol(0.5).fit(&d).is_ok());
+    assert!(KMedoids::fasterpam(2).shuffle(true).fit(&d).is_ok());
     let m = KMedoids::fasterpam(2)
         .init(Init::Given(vec![0, 1]))
         .max_iter(0)

@@ -111,7 +111,7 @@ fn fits_respect_their_memory_estimates() {
         let p = MiniBatchKMeans::new(10).seed(1);
         rows.push((
             "mini-batch k-means",
-            check("mini-batch", p.memory_estimate(n, d, 8), "batch-size", || {
+            check("mini-batch", p.memory_estimate(n, d, 8), "batch_size", || {
                 p.fit(&x)
             }),
         ));
@@ -131,7 +131,7 @@ fn fits_respect_their_memory_estimates() {
         let p = Ppp::new(2, 6).n_runs(4);
         rows.push((
             "PPP",
-            check("ppp", p.memory_estimate(n, d, 8), "k-max", || p.fit(&x)),
+            check("ppp", p.memory_estimate(n, d, 8), "k_max", || p.fit(&x)),
         ));
         let p = Dbscan::new(0.5).min_samples(10);
         rows.push((
@@ -156,7 +156,7 @@ fn fits_respect_their_memory_estimates() {
             check(
                 "fasterclara",
                 p.memory_estimate(1500, 0, 8),
-                "sample-size",
+                "sample_size",
                 || p.fit(&dm),
             ),
         ));
@@ -195,12 +195,12 @@ fn fits_respect_their_memory_estimates() {
         let p = RffKpkm::new(5).n_features(200).seed(1);
         rows.push((
             "RFF-KPKM",
-            check("rff", p.memory_estimate(n, d, 8), "n-features", || p.fit(&x)),
+            check("rff", p.memory_estimate(n, d, 8), "n_features", || p.fit(&x)),
         ));
         let p = IpRffMkpkm::new(5).n_features(100).seed(1);
         rows.push((
             "IP-RFF-MKPKM",
-            check("ip", p.memory_estimate(n, d, 8), "n-features", || p.fit(&x)),
+            check("ip", p.memory_estimate(n, d, 8), "n_features", || p.fit(&x)),
         ));
         let p = MagmaClust::new(3);
         rows.push((

@@ -18,18 +18,19 @@ mod power;
 mod swap;
 
 pub use power::POWER_MAX_K;
-pub(crate) use swap::DeviceExact;
 pub use swap::MAX_K as SWAP_MAX_K;
 
+use super::device::{BoxedGains, BoxedPowerPoints, PointsGains};
 use super::{check_pairwise_shapes, fill_c_order, Backend, Nearest, NearestTwo};
 use crate::data::standard_layout;
+use crate::dissim::Dissimilarity;
 use crate::error::{Error, Result};
 use crate::metric::{Metric, MetricKind};
 use crate::scalar::Scalar;
 use cudarc::driver::{
     CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, LaunchConfig, PushKernelArg,
 };
-use ndarray::{ArrayView2, ArrayViewMut2};
+use ndarray::{Array2, ArrayView2, ArrayViewMut2};
 use std::any::TypeId;
 use std::sync::Arc;
 
@@ -260,7 +261,7 @@ impl CudaBackend {
     /// caller then runs on the CPU), else `r`.
     pub(crate) fn or_cpu<T>(&self, r: Result<T>) -> Result<Option<T>> {
         match r {
-            Err(Error::Unsupported(_)) if self.auto => Ok(None),
+            Err(Error::Unsupported(_) | Error::NotOnDevice(_)) if self.auto => Ok(None),
             r => r.map(Some),
         }
     }
@@ -277,9 +278,8 @@ fn metric_code(kind: Option<MetricKind>) -> Result<(i32, f64)> {
         Some(MetricKind::Minkowski(p)) => (4, p),
         Some(MetricKind::Haversine) => (6, 2.0),
         None => {
-            return Err(Error::Unsupported(
-                "the CUDA backend runs the built-in metrics only; use --backend cpu for a user-defined one"
-                    .into(),
+            return Err(Error::NotOnDevice(
+                "the CUDA backend runs the built-in metrics only, not a user-defined one".into(),
             ))
         }
     })
@@ -670,6 +670,45 @@ impl Backend for CudaBackend {
                 }),
             })
             .collect())
+    }
+
+    fn assigns_off_host(&self) -> bool {
+        true
+    }
+
+    fn swap_gains<'g, D: Dissimilarity>(
+        &self,
+        d: &'g D,
+        k: usize,
+    ) -> Result<Option<BoxedGains<'g, D::Value>>> {
+        self.or_cpu(self.gains_on_device(d, k))
+    }
+
+    fn points_swap_gains<'g, F: Scalar, M: Metric>(
+        &self,
+        x: ArrayView2<'g, F>,
+        metric: &M,
+        k: usize,
+    ) -> Result<Option<PointsGains<'g, F>>> {
+        Ok(self.or_cpu(self.points_gains_on_device(x, metric, k))?.flatten())
+    }
+
+    fn power_points<'a, F: Scalar>(
+        &self,
+        x: ArrayView2<'a, F>,
+        k: usize,
+    ) -> Result<Option<BoxedPowerPoints<'a, F>>> {
+        self.or_cpu(self.power_points_on_device(x, k))
+    }
+
+    fn rff_features<F: Scalar>(
+        &self,
+        x: ArrayView2<F>,
+        omega: ArrayView2<F>,
+        offset: &[F],
+        scale: F,
+    ) -> Result<Option<Array2<F>>> {
+        self.rff_map(x, omega, offset, scale).map(Some)
     }
 }
 

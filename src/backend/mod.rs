@@ -5,6 +5,7 @@
 mod cpu;
 #[cfg(feature = "cuda")]
 pub mod cuda;
+pub mod device;
 mod nearest;
 pub mod simd;
 
@@ -12,10 +13,12 @@ pub use cpu::CpuBackend;
 #[cfg(feature = "cuda")]
 pub use cuda::CudaBackend;
 
+use crate::dissim::Dissimilarity;
 use crate::error::{Error, Result};
 use crate::metric::Metric;
 use crate::scalar::Scalar;
-use ndarray::{ArrayView2, ArrayViewMut2};
+use device::{BoxedGains, BoxedPowerPoints, PointsGains};
+use ndarray::{Array2, ArrayView2, ArrayViewMut2};
 use std::str::FromStr;
 
 /// The nearest centre of a point.
@@ -90,6 +93,60 @@ pub trait Backend: Send + Sync {
     {
         let near = self.nearest(x, centres, metric)?;
         Ok(fold_chunks(x, &near, chunk, init, fold))
+    }
+
+    // Capabilities: what a device may take over from a family. The CPU's answers are the
+    // defaults (`false`, `None`: the family runs its own loop).
+
+    /// Whether nearest-centre searches run away from the host, so that an algorithm keeping
+    /// per-point bounds on the host (Elkan, Hamerly) gains nothing over Lloyd's.
+    fn assigns_off_host(&self) -> bool {
+        false
+    }
+
+    /// FastPAM1's candidate scans of `d` with `k` medoids on a device.
+    fn swap_gains<'g, D: Dissimilarity>(
+        &self,
+        d: &'g D,
+        k: usize,
+    ) -> Result<Option<BoxedGains<'g, D::Value>>> {
+        let _ = (d, k);
+        Ok(None)
+    }
+
+    /// FastPAM1's candidate scans of the points `x` (standard layout) under `metric`, the
+    /// dissimilarities computed on the device (no n × n matrix on the host).
+    fn points_swap_gains<'g, F: Scalar, M: Metric>(
+        &self,
+        x: ArrayView2<'g, F>,
+        metric: &M,
+        k: usize,
+    ) -> Result<Option<PointsGains<'g, F>>> {
+        let _ = (x, metric, k);
+        Ok(None)
+    }
+
+    /// Power k-means' points `x` (this process's rows) held on a device for `k` centroids.
+    fn power_points<'a, F: Scalar>(
+        &self,
+        x: ArrayView2<'a, F>,
+        k: usize,
+    ) -> Result<Option<BoxedPowerPoints<'a, F>>> {
+        let _ = (x, k);
+        Ok(None)
+    }
+
+    /// Random Fourier features `scale · cos(x Ωᵀ + offset)` of every row, computed on a
+    /// device.
+    fn rff_features<F: Scalar>(
+        &self,
+        x: ArrayView2<F>,
+        omega: ArrayView2<F>,
+        offset: &[F],
+        scale: F,
+    ) -> Result<Option<Array2<F>>> {
+        let _ = (x, omega, offset, scale);
+        Ok(None)
     }
 }
 
@@ -240,6 +297,65 @@ impl Backend for AnyBackend {
             AnyBackend::Cpu(b) => b.nearest_two(x, centres, metric),
             #[cfg(feature = "cuda")]
             AnyBackend::Cuda(b) => b.nearest_two(x, centres, metric),
+        }
+    }
+
+    fn assigns_off_host(&self) -> bool {
+        match self {
+            AnyBackend::Cpu(b) => b.assigns_off_host(),
+            #[cfg(feature = "cuda")]
+            AnyBackend::Cuda(b) => b.assigns_off_host(),
+        }
+    }
+
+    fn swap_gains<'g, D: Dissimilarity>(
+        &self,
+        d: &'g D,
+        k: usize,
+    ) -> Result<Option<BoxedGains<'g, D::Value>>> {
+        match self {
+            AnyBackend::Cpu(b) => b.swap_gains(d, k),
+            #[cfg(feature = "cuda")]
+            AnyBackend::Cuda(b) => b.swap_gains(d, k),
+        }
+    }
+
+    fn points_swap_gains<'g, F: Scalar, M: Metric>(
+        &self,
+        x: ArrayView2<'g, F>,
+        metric: &M,
+        k: usize,
+    ) -> Result<Option<PointsGains<'g, F>>> {
+        match self {
+            AnyBackend::Cpu(b) => b.points_swap_gains(x, metric, k),
+            #[cfg(feature = "cuda")]
+            AnyBackend::Cuda(b) => b.points_swap_gains(x, metric, k),
+        }
+    }
+
+    fn power_points<'a, F: Scalar>(
+        &self,
+        x: ArrayView2<'a, F>,
+        k: usize,
+    ) -> Result<Option<BoxedPowerPoints<'a, F>>> {
+        match self {
+            AnyBackend::Cpu(b) => b.power_points(x, k),
+            #[cfg(feature = "cuda")]
+            AnyBackend::Cuda(b) => b.power_points(x, k),
+        }
+    }
+
+    fn rff_features<F: Scalar>(
+        &self,
+        x: ArrayView2<F>,
+        omega: ArrayView2<F>,
+        offset: &[F],
+        scale: F,
+    ) -> Result<Option<Array2<F>>> {
+        match self {
+            AnyBackend::Cpu(b) => b.rff_features(x, omega, offset, scale),
+            #[cfg(feature = "cuda")]
+            AnyBackend::Cuda(b) => b.rff_features(x, omega, offset, scale),
         }
     }
 }

@@ -285,7 +285,7 @@ impl NpyFile {
         crate::memory::check(
             || format!("reading {n} x {d} {} values of {}", F::DTYPE, self.path.display()),
             crate::memory::product(&[n, d, size_of::<F>()]),
-            "use minibatch-kmeans, which streams a .npy file, or a sample of the rows",
+            crate::error::hints::READ_ROWS,
         )?;
         self.rows(0, n)
     }
@@ -304,7 +304,7 @@ impl NpyFile {
         crate::memory::check(
             || format!("reading {n} labels of {}", self.path.display()),
             crate::memory::product(&[n, 16]),
-            "give fewer labels",
+            crate::error::hints::READ_LABELS,
         )?;
         let mut values = vec![0f64; n];
         self.read_elements(0, &mut values)?;

@@ -133,7 +133,7 @@ impl NpyRows {
         crate::memory::check(
             || format!("reading {} x {} {} values", end - start, self.ncols, F::DTYPE),
             crate::memory::product(&[end - start, self.ncols, size_of::<F>()]),
-            "use minibatch-kmeans, which streams a .npy file, or more processes",
+            crate::error::hints::READ_SHARD,
         )?;
         self.rows_unchecked(start, end)
     }

@@ -273,6 +273,24 @@ pub fn check_extents<F: Scalar>(
     if log_total + log_n - log_scale <= limit {
         return Ok(());
     }
+    Err(sums_overflow::<F>(extents, j, n, (p, scale, what), algorithm))
+}
+
+/// The error of [`check_extents`] when the sums of `what` (raised to the power `p`, divided
+/// by `scale`) of `n` points over the columns would overflow `F`, naming column `j`, the
+/// widest.
+fn sums_overflow<F: Scalar>(
+    extents: &[(f64, f64)],
+    j: usize,
+    n: usize,
+    (p, scale, what): (f64, f64, &str),
+    algorithm: &str,
+) -> Error {
+    let d = extents.len();
+    let limit = F::max_value().to_f64_exact().log2() - 6.0;
+    let (log_n, log_scale) = ((n as f64).log2(), if scale > 0.0 { scale.log2() } else { 0.0 });
+    let (dtype, fmt) = (F::DTYPE, |v: f64| format!("{v:.3e}"));
+    let largest = |(lo, hi): (f64, f64)| lo.abs().max(hi.abs());
     let (lo, hi) = extents[j];
     let power = if p.is_infinite() {
         "largest".to_string()
@@ -301,7 +319,7 @@ pub fn check_extents<F: Scalar>(
     } else {
         (format!("spans {}", fmt(log2_span(lo, hi).exp2())), "span")
     };
-    Err(out_of_range(format!(
+    Error::OutOfRange(format!(
         "column {j} {has} (from {} to {}), but {algorithm} sums the {power} {what} of {n} points \
          over {d} column(s){scaled}, which must stay below {} in {dtype}: a column may {may} at \
          most {}; rescale the data",
@@ -309,7 +327,7 @@ pub fn check_extents<F: Scalar>(
         fmt(hi),
         fmt(limit.exp2()),
         fmt(allowed),
-    )))
+    ))
 }
 
 /// Checks a number of clusters against the number of points: `1 ≤ k ≤ n`.

@@ -249,7 +249,7 @@ impl<F: Scalar> Fit<ArrayView2<'_, F>> for Dbscan {
             x.nrows(),
             x.ncols(),
             size_of::<F>(),
-            super::DENSITY_HINT,
+            crate::error::hints::DENSITY,
         )?;
         let x = crate::data::standard_layout(*x);
         let index = NeighborIndex::build(x.view(), self.metric, self.index)?;

@@ -22,6 +22,7 @@ use super::mst::{self, Edge};
 use crate::data::validate::check_points;
 use crate::dissim::{DenseMatrix, Dissimilarity};
 use crate::error::{Error, Result};
+use crate::estimator::shared_setters;
 use crate::estimator::{Clustering, Fit, Progress, ProgressFn};
 use crate::memory::{check_fit, product, MemoryEstimate};
 use crate::metric::{Metric, MetricKind};
@@ -262,11 +263,6 @@ impl Hdbscan {
         self.allow_single_cluster = a;
         self
     }
-    /// Progress callback.
-    pub fn progress(mut self, p: ProgressFn) -> Self {
-        self.progress = Some(p);
-        self
-    }
 
     fn effective_min_samples(&self) -> usize {
         self.min_samples.unwrap_or(self.min_cluster_size)
@@ -373,6 +369,8 @@ impl Hdbscan {
     }
 }
 
+shared_setters!(Hdbscan { progress });
+
 impl MemoryEstimate for Hdbscan {
     /// The neighbour index (with an f64 copy of the points for the tree metrics), per point
     /// the core distance, nearest other component, component and labels, the spanning tree,
@@ -449,7 +447,7 @@ impl<F: Scalar> Fit<ArrayView2<'_, F>> for Hdbscan {
             x.nrows(),
             x.ncols(),
             size_of::<F>(),
-            super::DENSITY_HINT,
+            crate::error::hints::DENSITY,
         )?;
         let x = crate::data::standard_layout(*x);
         let index = NeighborIndex::build(x.view(), self.metric, self.index)?;
@@ -512,7 +510,7 @@ pub fn single_linkage<F: Scalar>(
         n,
         x.ncols(),
         size_of::<F>(),
-        super::DENSITY_HINT,
+        crate::error::hints::DENSITY,
     )?;
     let x = crate::data::standard_layout(x);
     let index = NeighborIndex::build(x.view(), metric, IndexKind::Auto)?;

@@ -13,8 +13,6 @@ pub(crate) mod mst;
 pub mod optics;
 
 /// What to use instead when a density method's index does not fit (see [`crate::memory`]).
-const DENSITY_HINT: &str = "run on a sample of the points, or use fasterclara (memory linear in n)";
-
 pub use dbscan::{CorePointPredictor, Dbscan, DbscanModel};
 pub use hdbscan::{Hdbscan, HdbscanModel};
 pub use hierarchy::{ClusterSelection, CondensedRow, Merge};

@@ -326,7 +326,14 @@ impl<F: Scalar> Fit<ArrayView2<'_, F>> for Optics {
         self.metric.check_dim(x.ncols())?;
         let n = x.nrows();
         self.validate(n)?;
-        check_fit(self, "OPTICS", n, x.ncols(), size_of::<F>(), super::DENSITY_HINT)?;
+        check_fit(
+            self,
+            "OPTICS",
+            n,
+            x.ncols(),
+            size_of::<F>(),
+            crate::error::hints::DENSITY,
+        )?;
         let x = crate::data::standard_layout(*x);
         let index = NeighborIndex::build(x.view(), self.metric, self.index)?;
         let core: Vec<f64> = (0..n)

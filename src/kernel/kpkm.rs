@@ -13,6 +13,7 @@
 use crate::backend::{AnyBackend, Backend, CpuBackend};
 use crate::comm::{agree, single_process, Communicator, Partition, SharedComm};
 use crate::error::Result;
+use crate::estimator::shared_setters;
 use crate::estimator::{Clustering, Fit, ProgressFn};
 use crate::kernel::power::StoredPowerKMeans;
 use crate::kernel::power::{
@@ -249,17 +250,9 @@ impl Kpkm {
         self.init = i;
         self
     }
-    /// Seed.
-    pub fn seed(mut self, s: u64) -> Self {
-        self.seed = s;
-        self
-    }
-    /// Progress callback.
-    pub fn progress(mut self, p: ProgressFn) -> Self {
-        self.progress = Some(p);
-        self
-    }
 }
+
+shared_setters!(Kpkm { seed, progress });
 
 /// A fitted exact (kernel-matrix) model.
 #[derive(Clone, Debug, PartialEq)]
@@ -303,7 +296,7 @@ fn prepare<F: Scalar>(
     crate::memory::check(
         || format!("the {n} x {n} kernel matrix"),
         params.memory_estimate(n, x.ncols(), size_of::<F>()),
-        "use rff-kpkm (random Fourier features, O(n·D) memory)",
+        crate::error::hints::KERNEL_MATRIX,
     )?;
     kernel_matrix(x, kernel, seed)
 }
@@ -422,11 +415,6 @@ impl KernelKMeans {
         self.max_iter = m;
         self
     }
-    /// Progress callback.
-    pub fn progress(mut self, p: ProgressFn) -> Self {
-        self.progress = Some(p);
-        self
-    }
     /// Kernel.
     pub fn kernel(mut self, k: Kernel) -> Self {
         self.kernel = k;
@@ -437,12 +425,9 @@ impl KernelKMeans {
         self.init = i;
         self
     }
-    /// Seed.
-    pub fn seed(mut self, s: u64) -> Self {
-        self.seed = s;
-        self
-    }
 }
+
+shared_setters!(KernelKMeans { progress, seed });
 
 impl<F: Scalar> Fit<ArrayView2<'_, F>> for KernelKMeans {
     type Model = KernelModel;
@@ -529,18 +514,6 @@ impl RffKpkm {
             sample_weight: None,
         }
     }
-    /// The backend of the feature map and the iterations.
-    pub fn backend(mut self, b: AnyBackend) -> Self {
-        self.backend = b;
-        self
-    }
-    /// The communicator of a distributed run (see [`crate::comm`]): `fit` then gets this
-    /// process's slice of the rows; the features are computed where the rows are, the
-    /// weighted sums are summed over the processes, the labels are those of its rows.
-    pub fn communicator(mut self, comm: SharedComm) -> Self {
-        self.comm = comm;
-        self
-    }
     /// Number of runs from different initial centroids (the best objective is kept).
     pub fn n_init(mut self, n: usize) -> Self {
         self.n_init = n;
@@ -566,17 +539,14 @@ impl RffKpkm {
         self.init = i;
         self
     }
-    /// Seed.
-    pub fn seed(mut self, s: u64) -> Self {
-        self.seed = s;
-        self
-    }
-    /// Progress callback.
-    pub fn progress(mut self, p: ProgressFn) -> Self {
-        self.progress = Some(p);
-        self
-    }
 }
+
+shared_setters!(RffKpkm {
+    backend("Here it runs the feature map and the iterations."),
+    communicator("`fit` then gets this process's slice of the rows; the features are computed where the rows are, the weighted sums are summed over the processes, the labels are those of its rows."),
+    seed,
+    progress,
+});
 
 /// A fitted RFF-KPKM.
 #[derive(Clone, Debug, PartialEq)]
@@ -688,7 +658,7 @@ impl<F: Scalar> Fit<ArrayView2<'_, F>> for RffKpkm {
                 x.nrows(),
                 x.ncols(),
                 size_of::<F>(),
-                "use fewer --n-features (memory is n·D)",
+                crate::error::hints::RFF_FEATURES,
             )
         })();
         agree(valid, comm)?;

@@ -35,6 +35,7 @@
 //! With `possibilistic = false` only stage 1 runs: that is MKPKM on random features.
 
 use crate::error::{Error, Result};
+use crate::estimator::shared_setters;
 use crate::estimator::{Clustering, Fit, Progress, ProgressFn};
 use crate::kernel::power::{
     best_of, move_to_means, weighted_sums, weights_of, PowerInit, Schedule, DEFAULT_N_INIT,
@@ -142,17 +143,9 @@ impl IpRffMkpkm {
         self.n_init = n;
         self
     }
-    /// Seed.
-    pub fn seed(mut self, s: u64) -> Self {
-        self.seed = s;
-        self
-    }
-    /// Progress callback.
-    pub fn progress(mut self, p: ProgressFn) -> Self {
-        self.progress = Some(p);
-        self
-    }
 }
+
+shared_setters!(IpRffMkpkm { seed, progress });
 
 /// A fitted IP-RFF-MKPKM.
 #[derive(Clone, Debug, PartialEq)]
@@ -550,7 +543,7 @@ impl<F: Scalar> Fit<ArrayView2<'_, F>> for IpRffMkpkm {
             x.nrows(),
             x.ncols(),
             size_of::<F>(),
-            "use fewer --n-features or fewer kernels (memory is kernels·n·D)",
+            crate::error::hints::MULTI_KERNEL_FEATURES,
         )?;
         let x = crate::data::standard_layout(*x);
         let sigmas: Vec<f64> = match &self.sigmas {

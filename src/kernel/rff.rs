@@ -7,7 +7,7 @@
 //! thread count). The bandwidth is given, or the median heuristic: the median Euclidean
 //! distance between the points of a seeded sample.
 
-use crate::backend::AnyBackend;
+use crate::backend::{AnyBackend, Backend};
 use crate::comm::{fetch_rows, Communicator, Partition, SingleProcess};
 use crate::error::{Error, Result};
 use crate::linalg::gemm_abt;
@@ -232,19 +232,17 @@ impl RandomFourierFeatures {
 
     /// `z(x)` for every row, on `backend`.
     pub fn transform_on<F: Scalar>(&self, x: ArrayView2<F>, backend: &AnyBackend) -> Result<Array2<F>> {
-        match backend {
-            AnyBackend::Cpu(_) => self.transform(x),
-            #[cfg(feature = "cuda")]
-            AnyBackend::Cuda(b) => {
-                crate::data::validate::check_same_len(
-                    "number of features of the data",
-                    self.omega.ncols(),
-                    x.ncols(),
-                )?;
-                let scale = F::from_f64_lossy((2.0 / self.n_features() as f64).sqrt());
-                let offset: Vec<F> = self.offset.iter().map(|&b| F::from_f64_lossy(b)).collect();
-                b.rff_map(x, self.omega.mapv(F::from_f64_lossy).view(), &offset, scale)
-            }
+        crate::data::validate::check_same_len(
+            "number of features of the data",
+            self.omega.ncols(),
+            x.ncols(),
+        )?;
+        let scale = F::from_f64_lossy((2.0 / self.n_features() as f64).sqrt());
+        let offset: Vec<F> = self.offset.iter().map(|&b| F::from_f64_lossy(b)).collect();
+        let omega = self.omega.mapv(F::from_f64_lossy);
+        match backend.rff_features(x, omega.view(), &offset, scale)? {
+            Some(z) => Ok(z),
+            None => self.transform(x),
         }
     }
 

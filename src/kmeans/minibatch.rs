@@ -33,6 +33,7 @@ use crate::comm::{agree, share_rows, single_process, Communicator, Partition, Sh
 use crate::data::validate::{check_extents_global, check_slice, column_extents, merge_extents, Arithmetic};
 use crate::data::NpyRows;
 use crate::error::{Error, Result};
+use crate::estimator::shared_setters;
 use crate::estimator::{Clustering, Fit, Predict, Progress, ProgressFn};
 use crate::kmeans::{greedy_kmeans_plus_plus, random_rows, KMeansInit};
 use crate::memory::{check_fit, product, MemoryEstimate};
@@ -154,17 +155,6 @@ impl MiniBatchKMeans {
         self.sample_weight = Some(w);
         self
     }
-    /// The backend of the nearest-centre searches.
-    pub fn backend(mut self, backend: AnyBackend) -> Self {
-        self.backend = backend;
-        self
-    }
-    /// The communicator of a distributed run (see [`crate::comm`]): the source then holds
-    /// this process's slice of the rows.
-    pub fn communicator(mut self, comm: SharedComm) -> Self {
-        self.comm = comm;
-        self
-    }
     /// Initialisation.
     pub fn init(mut self, init: KMeansInit) -> Self {
         self.init = init;
@@ -208,16 +198,6 @@ impl MiniBatchKMeans {
     /// Rows per chunk.
     pub fn chunk_size(mut self, c: usize) -> Self {
         self.chunk_size = Some(c);
-        self
-    }
-    /// Seed.
-    pub fn seed(mut self, s: u64) -> Self {
-        self.seed = s;
-        self
-    }
-    /// Progress callback.
-    pub fn progress(mut self, p: ProgressFn) -> Self {
-        self.progress = Some(p);
         self
     }
 
@@ -322,7 +302,7 @@ impl MiniBatchKMeans {
                 n_local,
                 d,
                 size_of::<F>(),
-                "use a smaller --batch-size, or a sample of the data",
+                crate::error::hints::MINIBATCH,
             ),
             comm,
         )?;
@@ -334,30 +314,8 @@ impl MiniBatchKMeans {
             .init_size
             .unwrap_or(if 3 * batch < self.k { 3 * self.k } else { 3 * batch })
             .min(n);
-        let (validation, validation_idx) = read_sample(src, part, comm, &mut rng, init_size)?;
-        let validation_w = self.weights_of(&validation_idx);
-        let n_init = match (&self.init, self.n_init) {
-            (_, Some(r)) => r,
-            (KMeansInit::Random, None) => 3,
-            _ => 1,
-        };
+        let centers = self.initial_centers(src, part, comm, &mut rng, init_size)?;
         let backend = self.backend.clone();
-        let mut best: Option<(Array2<F>, f64)> = None;
-        for _ in 0..n_init {
-            let (sample, idx) = read_sample(src, part, comm, &mut rng, init_size)?;
-            let centers = self.init_centers(sample.view(), self.weights_of(&idx).as_deref(), &mut rng)?;
-            let inertia = batch_inertia(
-                &backend,
-                validation.view(),
-                validation_w.as_deref(),
-                centers.view(),
-            )?
-            .1;
-            if best.as_ref().is_none_or(|b| inertia < b.1) {
-                best = Some((centers, inertia));
-            }
-        }
-        let centers = best.expect("n_init >= 1").0;
         let mut state = Stepper::new(centers, self.reassignment_ratio, rng);
         let mut conv = Convergence::new(self.max_no_improvement, tol, batch, n);
         let mut converged = false;
@@ -419,27 +377,54 @@ impl MiniBatchKMeans {
             }
         }
         // The final assignment of every point.
-        let mut labels = Vec::with_capacity(n_local);
-        let mut inertia = [0.0];
-        for lo in (0..n_local).step_by(chunk) {
-            let hi = (lo + chunk).min(n_local);
-            let rows = src.chunk(lo, hi)?;
-            let (l, i) = batch_inertia(&backend, rows.view(), w.map(|w| &w[lo..hi]), state.centers.view())?;
-            labels.extend(l);
-            inertia[0] += i;
-        }
-        comm.allreduce_sum(&mut inertia);
+        let (labels, inertia) = final_assignment(&backend, src, chunk, w, state.centers.view(), comm)?;
         let n_steps = conv.steps;
         Ok(MiniBatchKMeansModel {
             centers: state.centers.clone(),
             counts: state.counts.clone(),
             labels,
-            inertia: inertia[0],
+            inertia,
             n_iter: (n_steps * batch).div_ceil(n),
             n_steps,
             converged,
             state,
         })
+    }
+
+    /// The best of `n_init` starts (by inertia on one validation sample of `init_size` rows),
+    /// each from its own sample of `init_size` rows.
+    fn initial_centers<F: Scalar, S: RowSource<F>>(
+        &self,
+        src: &S,
+        part: Partition,
+        comm: &dyn Communicator,
+        rng: &mut SeededRng,
+        init_size: usize,
+    ) -> Result<Array2<F>> {
+        let (validation, validation_idx) = read_sample(src, part, comm, rng, init_size)?;
+        let validation_w = self.weights_of(&validation_idx);
+        let n_init = match (&self.init, self.n_init) {
+            (_, Some(r)) => r,
+            (KMeansInit::Random, None) => 3,
+            _ => 1,
+        };
+        let backend = &self.backend;
+        let mut best: Option<(Array2<F>, f64)> = None;
+        for _ in 0..n_init {
+            let (sample, idx) = read_sample(src, part, comm, rng, init_size)?;
+            let centers = self.init_centers(sample.view(), self.weights_of(&idx).as_deref(), rng)?;
+            let inertia = batch_inertia(
+                backend,
+                validation.view(),
+                validation_w.as_deref(),
+                centers.view(),
+            )?
+            .1;
+            if best.as_ref().is_none_or(|b| inertia < b.1) {
+                best = Some((centers, inertia));
+            }
+        }
+        Ok(best.expect("n_init >= 1").0)
     }
 
     /// Streams a .npy file or a folder of .npy shards ([`NpyRows`]; C order, so that a chunk
@@ -484,6 +469,13 @@ impl MiniBatchKMeans {
         Ok(model)
     }
 }
+
+shared_setters!(MiniBatchKMeans {
+    backend("Here it runs the nearest-centre searches."),
+    communicator("The source then holds this process's slice of the rows."),
+    seed,
+    progress,
+});
 
 /// One pass over the source: every value finite (errors name the row in the whole data), and
 /// the mean over features of the population variance (scikit-learn's `_tolerance` scale),
@@ -940,4 +932,27 @@ impl<F: Scalar> Fit<ArrayView2<'_, F>> for MiniBatchKMeans {
     fn fit(&self, x: &ArrayView2<'_, F>) -> Result<MiniBatchKMeansModel<F>> {
         self.fit_source(x)
     }
+}
+
+/// Every row's nearest centre and the (weighted) inertia over all processes, chunk by chunk.
+fn final_assignment<F: Scalar, S: RowSource<F>>(
+    backend: &AnyBackend,
+    src: &S,
+    chunk: usize,
+    w: Option<&[f64]>,
+    centers: ArrayView2<F>,
+    comm: &dyn Communicator,
+) -> Result<(Vec<i64>, f64)> {
+    let n_local = src.nrows();
+    let mut labels = Vec::with_capacity(n_local);
+    let mut inertia = [0.0];
+    for lo in (0..n_local).step_by(chunk) {
+        let hi = (lo + chunk).min(n_local);
+        let rows = src.chunk(lo, hi)?;
+        let (l, i) = batch_inertia(backend, rows.view(), w.map(|w| &w[lo..hi]), centers)?;
+        labels.extend(l);
+        inertia[0] += i;
+    }
+    comm.allreduce_sum(&mut inertia);
+    Ok((labels, inertia[0]))
 }

@@ -39,26 +39,38 @@
 //! k ≥ 1024 over 5 iterations; over a whole run the bounds recover that, and k-means++ is the
 //! default start. The choice does not depend on the thread count or n (all three parallelise
 //! over points, and cost per point).
+//!
+//! Files: this one holds the estimator and the model; `init.rs` the seeding (k-means++, random
+//! rows) other families use too; `lloyd.rs` the iteration; `elkan.rs` and `hamerly.rs` the
+//! bound-keeping assignment steps; `minibatch.rs` mini-batch k-means.
 
+mod elkan;
+mod hamerly;
+mod init;
+mod lloyd;
 pub mod minibatch;
 
+use crate::estimator::shared_setters;
+pub(crate) use init::{greedy_kmeans_plus_plus, random_rows};
+pub use init::{kmeans_plus_plus, kmeans_plus_plus_indices};
+use lloyd::lloyd;
 pub use minibatch::{MiniBatchKMeans, MiniBatchKMeansModel, RowSource};
 
 use crate::backend::{AnyBackend, Backend, CpuBackend};
-use crate::comm::{agree, fetch_rows, single_process, Communicator, Partition, SharedComm, SingleProcess};
+use crate::comm::{agree, fetch_rows, single_process, Communicator, Partition, SharedComm};
 use crate::data::validate::{
     check_k, check_magnitude_global, check_points, check_positive_weights, check_same_len,
     check_sample_weight, check_slice, Arithmetic,
 };
 use crate::error::{Error, Result};
-use crate::estimator::{Clustering, Fit, Predict, Progress, ProgressFn};
+use crate::estimator::{Clustering, Fit, Predict, ProgressFn};
 use crate::memory::{check_fit, product, MemoryEstimate};
 use crate::metric::MetricKind;
 use crate::model_file::{SaveLoad, StoredArray};
 use crate::rng::SeededRng;
 use crate::scalar::Scalar;
 use ndarray::{Array2, ArrayView2, Axis};
-use rand::{Rng, SeedableRng};
+use rand::SeedableRng;
 use rayon::prelude::*;
 
 /// How the initial centres are chosen.
@@ -133,15 +145,17 @@ impl std::str::FromStr for Algorithm {
     type Err = Error;
     /// `lloyd`, `hamerly`, `elkan` or `auto` ([`Algorithm::name`]).
     fn from_str(s: &str) -> Result<Self> {
-        [
-            Algorithm::Lloyd,
-            Algorithm::Hamerly,
-            Algorithm::Elkan,
-            Algorithm::Auto,
-        ]
-        .into_iter()
-        .find(|a| a.name() == s)
-        .ok_or_else(|| Error::param("algorithm", s, "expected lloyd, hamerly, elkan or auto"))
+        match s {
+            "lloyd" => Ok(Algorithm::Lloyd),
+            "hamerly" => Ok(Algorithm::Hamerly),
+            "elkan" => Ok(Algorithm::Elkan),
+            "auto" => Ok(Algorithm::Auto),
+            _ => Err(Error::param(
+                "algorithm",
+                s,
+                "expected lloyd, hamerly, elkan or auto",
+            )),
+        }
     }
 }
 
@@ -211,16 +225,6 @@ impl KMeans {
         self.sample_weight = Some(w);
         self
     }
-    /// The communicator of a distributed run (see [`crate::comm`]).
-    pub fn communicator(mut self, comm: SharedComm) -> Self {
-        self.comm = comm;
-        self
-    }
-    /// The backend of the assignment step.
-    pub fn backend(mut self, backend: AnyBackend) -> Self {
-        self.backend = backend;
-        self
-    }
     /// Initialisation.
     pub fn init(mut self, init: KMeansInit) -> Self {
         self.init = init;
@@ -241,19 +245,9 @@ impl KMeans {
         self.tol = t;
         self
     }
-    /// Seed.
-    pub fn seed(mut self, s: u64) -> Self {
-        self.seed = s;
-        self
-    }
     /// The assignment step.
     pub fn algorithm(mut self, a: Algorithm) -> Self {
         self.algorithm = a;
-        self
-    }
-    /// Progress callback.
-    pub fn progress(mut self, p: ProgressFn) -> Self {
-        self.progress = Some(p);
         self
     }
 
@@ -281,6 +275,8 @@ impl KMeans {
         self.init.check(self.k, x.ncols())
     }
 }
+
+shared_setters!(KMeans { communicator, backend("Here it runs the assignment step."), seed, progress });
 
 /// A fitted k-means model.
 #[derive(Clone, Debug, PartialEq)]
@@ -409,10 +405,8 @@ impl<F: Scalar> Fit<ArrayView2<'_, F>> for KMeans {
         check_magnitude_global(*x, part.n_global, Arithmetic::SQUARES, "k-means", comm)?;
         // Only Elkan's n·k bounds can be avoided by another algorithm of the same result.
         let hint = match self.algorithm.resolve(x.nrows(), self.k, x.ncols()) {
-            Algorithm::Elkan => {
-                "use --algorithm lloyd or hamerly (no n·k bounds), or minibatch-kmeans (streams a .npy input)"
-            }
-            _ => "use minibatch-kmeans (streams a .npy input in chunks), or fewer points or clusters",
+            Algorithm::Elkan => crate::error::hints::ELKAN_BOUNDS,
+            _ => crate::error::hints::KMEANS,
         };
         check_fit(self, "k-means", x.nrows(), x.ncols(), size_of::<F>(), hint)?;
         // Rows must be contiguous slices; copies only a non-standard layout.
@@ -438,9 +432,9 @@ impl<F: Scalar> Fit<ArrayView2<'_, F>> for KMeans {
                 }
             };
             // (every process must choose the same: from the size of the largest slice)
-            let algorithm = match (self.algorithm, self.backend.name()) {
-                (Algorithm::Auto, name) if name != "cpu" => Algorithm::Lloyd,
-                (a, _) => a.resolve(part.n_global.div_ceil(comm.size()), self.k, x.ncols()),
+            let algorithm = match self.algorithm {
+                Algorithm::Auto if self.backend.assigns_off_host() => Algorithm::Lloyd,
+                a => a.resolve(part.n_global.div_ceil(comm.size()), self.k, x.ncols()),
             };
             let run = lloyd(
                 x,
@@ -462,17 +456,6 @@ impl<F: Scalar> Fit<ArrayView2<'_, F>> for KMeans {
     }
 }
 
-/// `k` distinct rows of `n` uniformly at random, or without replacement with probability ∝ w
-/// (scikit-learn's random seeding with sample weights).
-pub(crate) fn random_rows(rng: &mut SeededRng, n: usize, k: usize, w: Option<&[f64]>) -> Result<Vec<usize>> {
-    match w {
-        None => Ok(rand::seq::index::sample(rng, n, k).into_vec()),
-        Some(w) => rand::seq::index::sample_weighted(rng, n, |i| w[i], k)
-            .map(|idx| idx.into_vec())
-            .map_err(|e| Error::param("sample_weight", "given", format!("cannot draw {k} points: {e}"))),
-    }
-}
-
 /// Mean over features of the population variance (unweighted, as scikit-learn's `_tolerance`).
 fn mean_variance<F: Scalar>(x: ArrayView2<F>, n_global: usize, comm: &dyn Communicator) -> f64 {
     let n = n_global as f64;
@@ -487,7 +470,7 @@ fn mean_variance<F: Scalar>(x: ArrayView2<F>, n_global: usize, comm: &dyn Commun
 
 /// Σᵢ f(j, xᵢⱼ) for every column j, row by row in fixed chunks summed in order (the rows are
 /// read in memory order; the result does not depend on the thread count).
-fn column_sums<F: Scalar>(x: ArrayView2<F>, f: impl Fn(usize, f64) -> f64 + Sync) -> Vec<f64> {
+pub(super) fn column_sums<F: Scalar>(x: ArrayView2<F>, f: impl Fn(usize, f64) -> f64 + Sync) -> Vec<f64> {
     let d = x.ncols();
     let parts: Vec<Vec<f64>> = x
         .axis_chunks_iter(Axis(0), CHUNK)
@@ -506,7 +489,7 @@ fn column_sums<F: Scalar>(x: ArrayView2<F>, f: impl Fn(usize, f64) -> f64 + Sync
 }
 
 /// The element-wise sum of per-chunk vectors of length `len`, added in chunk order.
-fn add_in_order(parts: Vec<Vec<f64>>, len: usize) -> Vec<f64> {
+pub(super) fn add_in_order(parts: Vec<Vec<f64>>, len: usize) -> Vec<f64> {
     let mut total = vec![0.0f64; len];
     for part in parts {
         total.iter_mut().zip(part).for_each(|(a, b)| *a += b);
@@ -515,689 +498,14 @@ fn add_in_order(parts: Vec<Vec<f64>>, len: usize) -> Vec<f64> {
 }
 
 /// Rows per chunk of the centre update (fixed, so sums do not depend on the thread count).
-const CHUNK: usize = 4096;
-
-/// What one assignment pass gathers: per-cluster weighted coordinate sums and total weights
-/// (f64), the weighted inertia and the labels — per chunk of [`CHUNK`] rows in row order, then
-/// chunk by chunk in order, so the sums do not depend on the thread count. Without sample
-/// weights every weight is 1, which leaves each product exact.
-struct Sums {
-    sums: Vec<f64>,
-    weights: Vec<f64>,
-    inertia: f64,
-    labels: Vec<usize>,
-    d: usize,
-}
+pub(super) const CHUNK: usize = 4096;
 
 /// The weight of row `i` (1 without sample weights).
-fn weight_of(w: Option<&[f64]>, i: usize) -> f64 {
+pub(super) fn weight_of(w: Option<&[f64]>, i: usize) -> f64 {
     w.map_or(1.0, |w| w[i])
 }
 
-impl Sums {
-    fn new(k: usize, d: usize) -> Self {
-        Sums {
-            sums: vec![0.0; k * d],
-            weights: vec![0.0; k],
-            inertia: 0.0,
-            labels: Vec::new(),
-            d,
-        }
-    }
-
-    /// Adds `rows` (rows `first..` of the data) with their clusters.
-    fn add<F: Scalar>(
-        &mut self,
-        rows: ArrayView2<F>,
-        first: usize,
-        w: Option<&[f64]>,
-        labels: impl Iterator<Item = usize>,
-    ) {
-        let d = self.d;
-        for (i, (row, l)) in rows.rows().into_iter().zip(labels).enumerate() {
-            let wi = weight_of(w, first + i);
-            self.weights[l] += wi;
-            self.labels.push(l);
-            let row = row.to_slice().expect("standard layout");
-            self.sums[l * d..(l + 1) * d]
-                .iter_mut()
-                .zip(row)
-                .for_each(|(s, v)| *s += wi * v.to_f64_exact());
-        }
-    }
-
-    /// Appends a later chunk's sums.
-    fn merge(&mut self, later: Sums) {
-        self.sums.iter_mut().zip(later.sums).for_each(|(a, b)| *a += b);
-        self.weights
-            .iter_mut()
-            .zip(later.weights)
-            .for_each(|(a, b)| *a += b);
-        self.inertia += later.inertia;
-        self.labels.extend(later.labels);
-    }
-
-    /// Folds `parts` (chunks of `x` in order) over waves of one chunk per thread, so at most
-    /// that many k × d partial sums exist at once.
-    fn over<F: Scalar>(
-        x: ArrayView2<F>,
-        k: usize,
-        parts: impl Fn(ArrayView2<F>, usize) -> Result<Vec<Sums>>,
-    ) -> Result<Sums> {
-        let mut total = Sums::new(k, x.ncols());
-        let wave = CHUNK * rayon::current_num_threads().max(1);
-        for start in (0..x.nrows()).step_by(wave) {
-            let rows = x.slice(ndarray::s![start..(start + wave).min(x.nrows()), ..]);
-            for part in parts(rows, start)? {
-                total.merge(part);
-            }
-        }
-        Ok(total)
-    }
-}
-
-/// Per-cluster weighted coordinate sums and weights of `labels`, in f64.
-fn cluster_sums<F: Scalar>(x: ArrayView2<F>, w: Option<&[f64]>, labels: &[usize], k: usize) -> Sums {
-    let d = x.ncols();
-    let parts = |rows: ArrayView2<F>, start: usize| -> Result<Vec<Sums>> {
-        Ok(rows
-            .axis_chunks_iter(Axis(0), CHUNK)
-            .into_par_iter()
-            .enumerate()
-            .map(|(c, rows)| {
-                let mut part = Sums::new(k, d);
-                let first = start + c * CHUNK;
-                part.add(
-                    rows,
-                    first,
-                    w,
-                    labels[first..first + rows.nrows()].iter().copied(),
-                );
-                part
-            })
-            .collect())
-    };
-    Sums::over(x, k, parts).unwrap_or_else(|_| Sums::new(k, d))
-}
-
-/// Lloyd's assignment and the sums of the update in one pass over the data: each chunk's
-/// nearest centres, then its rows added to their clusters while still in cache.
-fn assign_and_sum<F: Scalar>(
-    x: ArrayView2<F>,
-    w: Option<&[f64]>,
-    backend: &AnyBackend,
-    centers: &Array2<F>,
-) -> Result<Sums> {
-    let (k, d) = centers.dim();
-    Sums::over(x, k, |rows, start| {
-        backend.nearest_fold(
-            rows,
-            centers.view(),
-            &MetricKind::SqEuclidean,
-            CHUNK,
-            || Sums::new(k, d),
-            |part, first, rows, near| {
-                let first = start + first;
-                // (row by row, so the sum does not depend on how the chunk was split)
-                for (i, n) in near.iter().enumerate() {
-                    part.inertia += weight_of(w, first + i) * n.distance.to_f64_exact();
-                }
-                part.add(rows, first, w, near.iter().map(|n| n.index));
-            },
-        )
-    })
-}
-
-/// One Lloyd run from `centers` (on this process's rows, sums combined over `comm`).
-#[allow(clippy::too_many_arguments)]
-fn lloyd<F: Scalar>(
-    x: ArrayView2<F>,
-    w: Option<&[f64]>,
-    part: Partition,
-    comm: &dyn Communicator,
-    backend: &AnyBackend,
-    mut centers: Array2<F>,
-    algorithm: Algorithm,
-    max_iter: usize,
-    tol: f64,
-    progress: Option<&ProgressFn>,
-) -> Result<KMeansModel<F>> {
-    let (k, d) = centers.dim();
-    let mut labels_old: Option<Vec<usize>> = None;
-    let (mut n_iter, mut converged) = (0, false);
-    let mut bounds: Option<Bounds> = None;
-    while n_iter < max_iter {
-        n_iter += 1;
-        let (step, inertia) = match algorithm {
-            Algorithm::Lloyd | Algorithm::Auto => {
-                let step = assign_and_sum(x, w, backend, &centers)?;
-                let mut inertia = [step.inertia];
-                comm.allreduce_sum(&mut inertia);
-                (step, Some(inertia[0]))
-            }
-            Algorithm::Hamerly | Algorithm::Elkan => {
-                let b = match bounds.take() {
-                    None if algorithm == Algorithm::Hamerly => Bounds::Hamerly(Hamerly::new(x, &centers)?),
-                    None => Bounds::Elkan(Elkan::new(x, &centers)),
-                    Some(mut b) => {
-                        b.update(x, &centers)?;
-                        b
-                    }
-                };
-                let step = cluster_sums(x, w, b.labels(), k);
-                bounds = Some(b);
-                (step, None)
-            }
-        };
-        let Sums {
-            sums,
-            mut weights,
-            labels,
-            ..
-        } = step;
-        let mut sums = Array2::from_shape_vec((k, d), sums).expect("k x d");
-        let old_centers = centers.clone();
-        comm.allreduce_sum(sums.as_slice_mut().expect("standard layout"));
-        comm.allreduce_sum(&mut weights);
-        relocate_empty_clusters(x, w, part, comm, &centers, &labels, &mut sums, &mut weights);
-        let mut shift = 0.0;
-        for (j, &c) in weights.iter().enumerate() {
-            for f in 0..x.ncols() {
-                let new = if c > 0.0 {
-                    sums[[j, f]] / c
-                } else {
-                    centers[[j, f]].to_f64_exact()
-                };
-                shift += (new - centers[[j, f]].to_f64_exact()).powi(2);
-                centers[[j, f]] = F::from_f64_lossy(new);
-            }
-        }
-        if let Some(p) = progress {
-            p.report(&Progress {
-                iteration: n_iter,
-                max_iter: Some(max_iter),
-                objective: inertia,
-            })?;
-        }
-        if let Some(h) = bounds.as_mut() {
-            h.moved(&old_centers, &centers);
-        }
-        let mut changed = [u64::from(labels_old.as_ref() != Some(&labels))];
-        comm.allreduce_sum_u64(&mut changed);
-        if changed[0] == 0 {
-            converged = true; // strict convergence: the labels did not change
-            break;
-        }
-        if shift <= tol {
-            converged = true;
-            break;
-        }
-        labels_old = Some(labels);
-    }
-    // The final assignment, so labels, centres and inertia agree (after a strict convergence
-    // the labels are already those of the final centres).
-    let last = assign_and_sum(x, w, backend, &centers)?;
-    let mut inertia = [last.inertia];
-    comm.allreduce_sum(&mut inertia);
-    Ok(KMeansModel {
-        centers,
-        labels: last.labels.into_iter().map(|l| l as i64).collect(),
-        inertia: inertia[0],
-        n_iter,
-        converged,
-        algorithm,
-    })
-}
-
-/// The bound-keeping assignment steps.
-enum Bounds {
-    Hamerly(Hamerly),
-    Elkan(Elkan),
-}
-
-impl Bounds {
-    fn labels(&self) -> &[usize] {
-        match self {
-            Bounds::Hamerly(h) => &h.labels,
-            Bounds::Elkan(e) => &e.labels,
-        }
-    }
-    fn update<F: Scalar>(&mut self, x: ArrayView2<F>, centers: &Array2<F>) -> Result<()> {
-        match self {
-            Bounds::Hamerly(h) => h.update(x, centers),
-            Bounds::Elkan(e) => {
-                e.update(x, centers);
-                Ok(())
-            }
-        }
-    }
-    fn moved<F: Scalar>(&mut self, old: &Array2<F>, new: &Array2<F>) {
-        let drift = drifts(old, new);
-        match self {
-            Bounds::Hamerly(h) => h.moved(&drift),
-            Bounds::Elkan(e) => e.moved(&drift),
-        }
-    }
-}
-
-/// How far each centre moved.
-fn drifts<F: Scalar>(old: &Array2<F>, new: &Array2<F>) -> Vec<f64> {
-    (0..new.nrows())
-        .map(|j| {
-            dist(
-                old.row(j).to_slice().expect("contiguous"),
-                new.row(j).to_slice().expect("contiguous"),
-            )
-        })
-        .collect()
-}
-
-/// Elkan's bounds: each point's centre, an upper bound on the distance to it, and a lower
-/// bound on the distance to every centre (row-major n × k).
-struct Elkan {
-    labels: Vec<usize>,
-    upper: Vec<f64>,
-    lower: Vec<f64>,
-    k: usize,
-}
-
-impl Elkan {
-    fn new<F: Scalar>(x: ArrayView2<F>, centers: &Array2<F>) -> Self {
-        let (k, d) = (centers.nrows(), centers.ncols());
-        let c = centers.as_slice().expect("contiguous");
-        let xs = x.as_slice().expect("standard layout");
-        let mut lower = vec![0.0; x.nrows() * k];
-        let mut labels = vec![0; x.nrows()];
-        let mut upper = vec![0.0; x.nrows()];
-        lower
-            .par_chunks_mut(k)
-            .zip(labels.par_iter_mut())
-            .zip(upper.par_iter_mut())
-            .enumerate()
-            .for_each(|(i, ((l, a), u))| {
-                let p = &xs[i * d..(i + 1) * d];
-                for (j, lj) in l.iter_mut().enumerate() {
-                    *lj = dist(p, &c[j * d..(j + 1) * d]);
-                }
-                let (mut best, mut bd) = (0, l[0]);
-                for (j, &v) in l.iter().enumerate().skip(1) {
-                    if v < bd {
-                        (best, bd) = (j, v);
-                    }
-                }
-                (*a, *u) = (best, bd);
-            });
-        Elkan {
-            labels,
-            upper,
-            lower,
-            k,
-        }
-    }
-
-    fn moved(&mut self, drift: &[f64]) {
-        let k = self.k;
-        self.lower
-            .par_chunks_mut(k)
-            .for_each(|l| l.iter_mut().zip(drift).for_each(|(v, &p)| *v = (*v - p).max(0.0)));
-        self.upper
-            .par_iter_mut()
-            .zip(self.labels.par_iter())
-            .for_each(|(u, &a)| *u += drift[a]);
-    }
-
-    fn update<F: Scalar>(&mut self, x: ArrayView2<F>, centers: &Array2<F>) {
-        let (k, d) = (self.k, centers.ncols());
-        let c = centers.as_slice().expect("contiguous");
-        let row = |j: usize| &c[j * d..(j + 1) * d];
-        // Half the centre-to-centre distances, and half the nearest other centre's.
-        let mut half_cc = vec![0.0f64; k * k];
-        for j in 0..k {
-            for q in 0..j {
-                let v = 0.5 * dist(row(j), row(q));
-                half_cc[j * k + q] = v;
-                half_cc[q * k + j] = v;
-            }
-        }
-        let s: Vec<f64> = (0..k)
-            .map(|j| {
-                (0..k)
-                    .filter(|&q| q != j)
-                    .map(|q| half_cc[j * k + q])
-                    .fold(f64::INFINITY, f64::min)
-            })
-            .collect();
-        let xs = x.as_slice().expect("standard layout");
-        self.lower
-            .par_chunks_mut(k)
-            .zip(self.labels.par_iter_mut())
-            .zip(self.upper.par_iter_mut())
-            .enumerate()
-            .for_each(|(i, ((l, a), u))| {
-                if *u <= s[*a] {
-                    return;
-                }
-                let p = &xs[i * d..(i + 1) * d];
-                let mut tight = false;
-                for j in 0..k {
-                    if j == *a || *u <= l[j] || *u <= half_cc[*a * k + j] {
-                        continue;
-                    }
-                    if !tight {
-                        *u = dist(p, row(*a));
-                        l[*a] = *u;
-                        tight = true;
-                        if *u <= l[j] || *u <= half_cc[*a * k + j] {
-                            continue;
-                        }
-                    }
-                    let v = dist(p, row(j));
-                    l[j] = v;
-                    // Ties go to the lower index, as Lloyd's argmin.
-                    if v < *u || (v == *u && j < *a) {
-                        (*a, *u) = (j, v);
-                    }
-                }
-            });
-    }
-}
-
-/// Hamerly's bounds: for each point its centre, an upper bound on the distance to it and a
-/// lower bound on the distance to every other centre (Euclidean, not squared).
-struct Hamerly {
-    labels: Vec<usize>,
-    upper: Vec<f64>,
-    lower: Vec<f64>,
-}
-
-fn dist<F: Scalar>(a: &[F], b: &[F]) -> f64 {
+/// The Euclidean distance in f64 (the unit of Elkan's and Hamerly's bounds).
+pub(super) fn dist<F: Scalar>(a: &[F], b: &[F]) -> f64 {
     F::sqeuclidean(a, b).to_f64_exact().sqrt()
-}
-
-impl Hamerly {
-    /// Exact nearest and second-nearest distances of every point.
-    fn new<F: Scalar>(x: ArrayView2<F>, centers: &Array2<F>) -> Result<Self> {
-        let near = CpuBackend::default().nearest_two(x, centers.view(), &MetricKind::Euclidean)?;
-        Ok(Hamerly {
-            labels: near.iter().map(|n| n.first.index).collect(),
-            upper: near.iter().map(|n| n.first.distance.to_f64_exact()).collect(),
-            lower: near
-                .iter()
-                .map(|n| n.second.map_or(f64::INFINITY, |s| s.distance.to_f64_exact()))
-                .collect(),
-        })
-    }
-
-    /// Loosens the bounds by how far each centre moved.
-    fn moved(&mut self, drift: &[f64]) {
-        let (mut top, mut second, mut arg) = (0.0f64, 0.0f64, usize::MAX);
-        for (j, &p) in drift.iter().enumerate() {
-            if p > top {
-                (second, top, arg) = (top, p, j);
-            } else if p > second {
-                second = p;
-            }
-        }
-        self.upper
-            .par_iter_mut()
-            .zip(self.lower.par_iter_mut())
-            .zip(self.labels.par_iter())
-            .for_each(|((u, l), &a)| {
-                *u += drift[a];
-                *l -= if a == arg { second } else { top };
-            });
-    }
-
-    /// Reassigns the points whose bounds no longer prove their centre nearest: their bound
-    /// tightened first, then those it still does not settle searched together on the
-    /// nearest-centre kernel (nearest and second nearest, ties to the lowest index).
-    fn update<F: Scalar>(&mut self, x: ArrayView2<F>, centers: &Array2<F>) -> Result<()> {
-        let cpu = CpuBackend::default();
-        let d = centers.ncols();
-        let c = centers.as_slice().expect("contiguous");
-        // Half the distance from each centre to its nearest other centre (its second nearest
-        // among the centres: itself is the nearest, or a duplicate at distance 0).
-        let half: Vec<f64> = cpu
-            .nearest_two(centers.view(), centers.view(), &MetricKind::Euclidean)?
-            .iter()
-            .map(|n| 0.5 * n.second.map_or(f64::INFINITY, |s| s.distance.to_f64_exact()))
-            .collect();
-        let xs = x.as_slice().expect("standard layout");
-        let unsettled: Vec<usize> = self
-            .labels
-            .par_iter()
-            .zip(self.upper.par_iter_mut())
-            .zip(self.lower.par_iter())
-            .enumerate()
-            .filter_map(|(i, ((&a, u), &l))| {
-                let m = half[a].max(l);
-                if *u <= m {
-                    return None;
-                }
-                *u = dist(&xs[i * d..(i + 1) * d], &c[a * d..(a + 1) * d]);
-                (*u > m).then_some(i)
-            })
-            .collect();
-        for batch in unsettled.chunks(HAMERLY_BATCH) {
-            let rows = x.select(Axis(0), batch);
-            let near = cpu.nearest_two(rows.view(), centers.view(), &MetricKind::Euclidean)?;
-            for (&i, n) in batch.iter().zip(near) {
-                self.labels[i] = n.first.index;
-                self.upper[i] = n.first.distance.to_f64_exact();
-                self.lower[i] = n.second.map_or(f64::INFINITY, |s| s.distance.to_f64_exact());
-            }
-        }
-        Ok(())
-    }
-}
-
-/// Points whose Hamerly bounds fail are searched in batches of this many rows.
-const HAMERLY_BATCH: usize = 16_384;
-
-/// scikit-learn's `_relocate_empty_clusters_dense`: each cluster of no weight takes the point
-/// farthest from its assigned centre (farthest first, ties to the lowest row); the point and
-/// its weight leave its old cluster. Over processes, each proposes its farthest points and the
-/// farthest of all are taken (`sums` and `weights` are already the totals).
-#[allow(clippy::too_many_arguments)]
-fn relocate_empty_clusters<F: Scalar>(
-    x: ArrayView2<F>,
-    w: Option<&[f64]>,
-    part: Partition,
-    comm: &dyn Communicator,
-    centers: &Array2<F>,
-    labels: &[usize],
-    sums: &mut Array2<f64>,
-    weights: &mut [f64],
-) {
-    let empty: Vec<usize> = (0..weights.len()).filter(|&j| weights[j] == 0.0).collect();
-    if empty.is_empty() {
-        return;
-    }
-    let dist: Vec<f64> = (0..x.nrows())
-        .into_par_iter()
-        .map(|i| {
-            let (p, c) = (x.row(i), centers.row(labels[i]));
-            F::sqeuclidean(
-                p.to_slice().expect("standard layout"),
-                c.to_slice().expect("contiguous"),
-            )
-            .to_f64_exact()
-        })
-        .collect();
-    let mut order: Vec<usize> = (0..x.nrows()).collect();
-    order.sort_by(|&a, &b| dist[b].total_cmp(&dist[a]).then(a.cmp(&b)));
-    // This process's farthest points: (distance, global row, label, weight, coordinates),
-    // padded.
-    let (m, d) = (empty.len(), x.ncols());
-    let width = 4 + d;
-    let mut mine = vec![f64::NEG_INFINITY; m * width];
-    for (slot, &i) in order.iter().take(m).enumerate() {
-        let c = &mut mine[slot * width..(slot + 1) * width];
-        c[0] = dist[i];
-        c[1] = (part.offset + i) as f64;
-        c[2] = labels[i] as f64;
-        c[3] = weight_of(w, i);
-        c[4..]
-            .iter_mut()
-            .zip(x.row(i))
-            .for_each(|(a, v)| *a = v.to_f64_exact());
-    }
-    let all = comm.all_gather_f64(&mine);
-    let mut candidates: Vec<&[f64]> = all.chunks(width).filter(|c| c[1] >= 0.0).collect();
-    candidates.sort_by(|a, b| b[0].total_cmp(&a[0]).then(a[1].total_cmp(&b[1])));
-    for (&new_cluster, c) in empty.iter().zip(&candidates) {
-        let (old, wi) = (c[2] as usize, c[3]);
-        for f in 0..d {
-            sums[[old, f]] -= wi * c[4 + f];
-            sums[[new_cluster, f]] = wi * c[4 + f];
-        }
-        weights[new_cluster] = wi;
-        weights[old] -= wi;
-    }
-}
-
-/// Greedy k-means++: the first centre uniformly, then at each step 2 + ⌊ln k⌋ candidates drawn
-/// with probability ∝ D² and the one giving the lowest potential kept.
-pub fn kmeans_plus_plus<F: Scalar>(x: ArrayView2<F>, k: usize, rng: &mut SeededRng) -> Result<Array2<F>> {
-    Ok(x.select(Axis(0), &kmeans_plus_plus_indices(x, k, rng)?))
-}
-
-/// The rows greedy k-means++ picks as centres, in order (scikit-learn's `kmeans_plusplus`
-/// returns them as `indices`).
-pub fn kmeans_plus_plus_indices<F: Scalar>(
-    x: ArrayView2<F>,
-    k: usize,
-    rng: &mut SeededRng,
-) -> Result<Vec<usize>> {
-    let part = Partition {
-        offset: 0,
-        n_global: x.nrows(),
-    };
-    greedy_kmeans_plus_plus(x, None, k, rng, part, &SingleProcess)
-}
-
-/// One k-means++ step's work in one pass over the points: the squared distance of every point
-/// to each candidate into `dist` (n × candidates, computed directly, so exact), and for each
-/// candidate the potential Σᵢ wᵢ·min(closestᵢ, dist(i, candidate)). Summed in fixed chunks of
-/// rows, in order, so the result does not depend on the thread count. (A GEMM does not pay
-/// here: with a handful of candidates the pass is bound by reading the points.)
-fn candidate_potentials<F: Scalar>(
-    x: ArrayView2<F>,
-    w: Option<&[f64]>,
-    candidates: ArrayView2<F>,
-    closest: &[f64],
-    dist: &mut Array2<f64>,
-) -> Vec<f64> {
-    let t = candidates.nrows();
-    let (x, candidates) = (x.as_standard_layout(), candidates.as_standard_layout());
-    let parts: Vec<Vec<f64>> = x
-        .axis_chunks_iter(Axis(0), CHUNK)
-        .into_par_iter()
-        .zip(dist.axis_chunks_iter_mut(Axis(0), CHUNK))
-        .zip(closest.par_chunks(CHUNK))
-        .enumerate()
-        .map(|(chunk, ((rows, mut out), closest))| {
-            let mut pot = vec![0.0f64; t];
-            let rows_out_closest = rows.rows().into_iter().zip(out.rows_mut()).zip(closest);
-            for (i, ((row, mut o), &c)) in rows_out_closest.enumerate() {
-                let wi = weight_of(w, chunk * CHUNK + i);
-                let row = row.to_slice().expect("standard layout");
-                for ((o, p), cand) in o.iter_mut().zip(pot.iter_mut()).zip(candidates.rows()) {
-                    *o = F::sqeuclidean(row, cand.to_slice().expect("standard layout")).to_f64_exact();
-                    *p += wi * c.min(*o);
-                }
-            }
-            pot
-        })
-        .collect();
-    add_in_order(parts, t)
-}
-
-/// `count` global rows drawn with probability ∝ `mass` (this process's non-negative masses,
-/// whose sum over all processes is `total`): each draw falls in one process's share of the
-/// total; that process finds the row.
-fn draw_rows(
-    rng: &mut SeededRng,
-    count: usize,
-    mass: impl Iterator<Item = f64>,
-    total: f64,
-    part: Partition,
-    comm: &dyn Communicator,
-) -> Vec<usize> {
-    let mut acc = 0.0;
-    let cumsum: Vec<f64> = mass
-        .map(|v| {
-            acc += v;
-            acc
-        })
-        .collect();
-    let shares = comm.all_gather_f64(&[acc]);
-    let mut found = vec![0u64; count];
-    for slot in found.iter_mut() {
-        let mut r = rng.random::<f64>() * total;
-        let mut owner = shares.len() - 1;
-        for (q, &share) in shares.iter().enumerate() {
-            if r < share || q == shares.len() - 1 {
-                owner = q;
-                break;
-            }
-            r -= share;
-        }
-        if owner == comm.rank() {
-            *slot = (part.offset + cumsum.partition_point(|&v| v <= r).min(cumsum.len() - 1)) as u64;
-        }
-    }
-    comm.allreduce_sum_u64(&mut found);
-    found.iter().map(|&i| i as usize).collect()
-}
-
-/// Greedy k-means++ over the rows of all processes (`x` is this process's slice, `w` its
-/// sample weights): the same draws and choices as on one process; returns global row indices.
-/// With weights, as scikit-learn: the first centre is drawn ∝ w, the candidates ∝ w·D², and
-/// the potentials are weighted sums.
-pub(crate) fn greedy_kmeans_plus_plus<F: Scalar>(
-    x: ArrayView2<F>,
-    w: Option<&[f64]>,
-    k: usize,
-    rng: &mut SeededRng,
-    part: Partition,
-    comm: &dyn Communicator,
-) -> Result<Vec<usize>> {
-    let (n, n_local) = (part.n_global, x.nrows());
-    let trials = 2 + (k as f64).ln().floor() as usize;
-    let first = match w {
-        None => rng.random_range(0..n),
-        Some(w) => {
-            let mut total = [w.iter().sum::<f64>()];
-            comm.allreduce_sum(&mut total);
-            draw_rows(rng, 1, w.iter().copied(), total[0], part, comm)[0]
-        }
-    };
-    let mut chosen = vec![first];
-    let mut closest = vec![f64::INFINITY; n_local];
-    let mut dist = Array2::<f64>::zeros((n_local, 1));
-    let first_row = fetch_rows(x, part, &[first], comm);
-    let mut potential = [candidate_potentials(x, w, first_row.view(), &closest, &mut dist)[0]];
-    closest.iter_mut().zip(dist.column(0)).for_each(|(a, &b)| *a = b);
-    comm.allreduce_sum(&mut potential);
-    let mut potential = potential[0];
-    for _ in 1..k {
-        let mass = closest.iter().enumerate().map(|(i, &v)| weight_of(w, i) * v);
-        let candidates = draw_rows(rng, trials, mass, potential, part, comm);
-        let cand_rows = fetch_rows(x, part, &candidates, comm);
-        let mut dist = Array2::<f64>::zeros((n_local, trials));
-        let mut potentials = candidate_potentials(x, w, cand_rows.view(), &closest, &mut dist);
-        comm.allreduce_sum(&mut potentials);
-        let (best, best_pot) = potentials
-            .iter()
-            .enumerate()
-            .fold((0, f64::INFINITY), |b, (t, &p)| if p < b.1 { (t, p) } else { b });
-        potential = best_pot;
-        closest
-            .iter_mut()
-            .zip(dist.column(best))
-            .for_each(|(a, &b)| *a = a.min(b));
-        chosen.push(candidates[best]);
-    }
-    Ok(chosen)
 }

@@ -21,6 +21,7 @@ use crate::comm::{agree, fetch_rows, single_process, Partition, SharedComm};
 use crate::data::validate::{check_k, check_slice};
 use crate::dissim::{DenseMatrix, Dissimilarity};
 use crate::error::{Error, Result};
+use crate::estimator::shared_setters;
 use crate::estimator::{Fit, Progress, ProgressFn};
 use crate::memory::{check_fit, product, MemoryEstimate};
 use crate::metric::Metric;
@@ -95,17 +96,6 @@ impl Clara {
             sample_weight: None,
         }
     }
-    /// The backend of the nearest-medoid assignment of points.
-    pub fn backend(mut self, b: AnyBackend) -> Self {
-        self.backend = b;
-        self
-    }
-    /// The communicator of a distributed run (see [`crate::comm`]); a distributed run fits
-    /// points with [`Clara::fit_points`].
-    pub fn communicator(mut self, comm: SharedComm) -> Self {
-        self.comm = comm;
-        self
-    }
     /// The weight of each object (see [`Clara::sample_weight`](struct.Clara.html#structfield.sample_weight)).
     pub fn sample_weight(mut self, w: Vec<f64>) -> Self {
         self.sample_weight = Some(w);
@@ -143,16 +133,6 @@ impl Clara {
         self.max_iter = m;
         self
     }
-    /// Seed.
-    pub fn seed(mut self, s: u64) -> Self {
-        self.seed = s;
-        self
-    }
-    /// Progress callback.
-    pub fn progress(mut self, p: ProgressFn) -> Self {
-        self.progress = Some(p);
-        self
-    }
     /// Name as on the command line.
     pub fn name(&self) -> &'static str {
         match self.variant {
@@ -179,6 +159,13 @@ impl Clara {
         m.init(Init::Build).max_iter(self.max_iter)
     }
 }
+
+shared_setters!(Clara {
+    backend("Here it runs the nearest-medoid assignment of points."),
+    communicator("A distributed run fits points with [`Clara::fit_points`]."),
+    seed,
+    progress,
+});
 
 impl MemoryEstimate for Clara {
     /// The sample's dissimilarity matrix and its k-medoids caches, plus the labels of the
@@ -260,7 +247,7 @@ impl<F: Scalar + KValue<Loss = f64>, M: Metric> Sampled for Spread<'_, F, M> {
     }
     fn deviation(&self, medoids: &[usize]) -> Result<(f64, Vec<usize>)> {
         let rows = fetch_rows(self.x, self.part, medoids, self.comm);
-        let (loss, labels) = if self.backend.name() == "cpu" {
+        let (loss, labels) = if !self.backend.assigns_off_host() {
             self.deviation_on_cpu(medoids, &rows)
         } else {
             // The backend's nearest medoid; each medoid's own distance is taken as 0 (as on
@@ -364,7 +351,7 @@ impl Clara {
             n,
             dim,
             size_of::<S::Value>(),
-            "use a smaller --sample-size",
+            crate::error::hints::CLARA_SAMPLE,
         )?;
         let mut rng = SeededRng::seed_from_u64(self.seed);
         // (full-data loss, medoids, labels) of the best sample so far.

@@ -13,6 +13,7 @@ use super::{random_medoids, KMedoidsModel, KValue, Loss};
 use crate::data::validate::check_k;
 use crate::dissim::Dissimilarity;
 use crate::error::{Error, Result};
+use crate::estimator::shared_setters;
 use crate::estimator::{Fit, Progress, ProgressFn};
 use crate::memory::{check_fit, product, MemoryEstimate};
 use crate::rng::SeededRng;
@@ -93,16 +94,6 @@ impl Clarans {
         self.maxneighbor = v;
         self
     }
-    /// Seed.
-    pub fn seed(mut self, s: u64) -> Self {
-        self.seed = s;
-        self
-    }
-    /// Progress callback.
-    pub fn progress(mut self, p: ProgressFn) -> Self {
-        self.progress = Some(p);
-        self
-    }
     /// The weight of each object (see [`Clarans::sample_weight`](struct.Clarans.html#structfield.sample_weight)).
     pub fn sample_weight(mut self, w: Vec<f64>) -> Self {
         self.sample_weight = Some(w);
@@ -132,6 +123,8 @@ impl Clarans {
         tries.clamp(1, space)
     }
 }
+
+shared_setters!(Clarans { seed, progress });
 
 impl MemoryEstimate for Clarans {
     /// The current and best assignments with their nearest and second-nearest caches.
@@ -181,7 +174,7 @@ impl Clarans {
             n,
             0,
             size_of::<D::Value>(),
-            "use fasterclara (medoids from samples)",
+            crate::error::hints::MEDOIDS_FROM_SAMPLES,
         )?;
         if self.k == 1 {
             // Solved exactly: the point with the smallest distance sum.

@@ -34,6 +34,7 @@ use crate::backend::{AnyBackend, Backend};
 use crate::data::validate::check_k;
 use crate::dissim::{DissimValue, Dissimilarity};
 use crate::error::{Error, Result};
+use crate::estimator::shared_setters;
 use crate::estimator::{Clustering, Fit, ProgressFn};
 use crate::memory::{check_fit, product, MemoryEstimate};
 use crate::metric::Metric;
@@ -218,6 +219,9 @@ pub struct KMedoids {
     /// integer weight counting as that many copies of the object. Non-negative, not all 0;
     /// whole numbers with an integer dissimilarity. A weighted fit scans on the CPU.
     pub sample_weight: Option<Vec<f64>>,
+    /// A method parameter set for a method it does not belong to (`fasttol` or `shuffle`),
+    /// which the fit refuses rather than ignores.
+    misplaced: Option<(&'static str, String)>,
 }
 
 impl KMedoids {
@@ -231,6 +235,7 @@ impl KMedoids {
             progress: None,
             backend: AnyBackend::default(),
             sample_weight: None,
+            misplaced: None,
         }
     }
     /// PAM: BUILD + the original SWAP.
@@ -263,33 +268,21 @@ impl KMedoids {
         self.max_iter = m;
         self
     }
-    /// Sets the seed.
-    pub fn seed(mut self, s: u64) -> Self {
-        self.seed = s;
-        self
-    }
-    /// FastPAM2's tolerance (ignored by the other methods).
+    /// FastPAM2's tolerance; the fit of another method refuses it.
     pub fn fasttol(mut self, t: f64) -> Self {
-        if let Method::FastPam2 { fasttol } = &mut self.method {
-            *fasttol = t;
+        match &mut self.method {
+            Method::FastPam2 { fasttol } => *fasttol = t,
+            _ => self.misplaced = Some(("fasttol", t.to_string())),
         }
         self
     }
-    /// FasterPAM: visit candidates in a seeded random order.
+    /// FasterPAM: visit candidates in a seeded random order; the fit of another method
+    /// refuses it.
     pub fn shuffle(mut self, s: bool) -> Self {
-        if let Method::FasterPam { shuffle } = &mut self.method {
-            *shuffle = s;
+        match &mut self.method {
+            Method::FasterPam { shuffle } => *shuffle = s,
+            _ => self.misplaced = Some(("shuffle", s.to_string())),
         }
-        self
-    }
-    /// Sets the progress callback.
-    pub fn progress(mut self, p: ProgressFn) -> Self {
-        self.progress = Some(p);
-        self
-    }
-    /// Sets the backend of the candidate scans.
-    pub fn backend(mut self, b: AnyBackend) -> Self {
-        self.backend = b;
         self
     }
     /// The weight of each object (see [`KMedoids::sample_weight`](struct.KMedoids.html#structfield.sample_weight)).
@@ -304,6 +297,18 @@ impl KMedoids {
     }
 
     fn validate(&self, n: usize) -> Result<()> {
+        if let Some((name, value)) = &self.misplaced {
+            let owner = if *name == "fasttol" {
+                "fastpam2"
+            } else {
+                "fasterpam"
+            };
+            return Err(Error::param(
+                name,
+                value,
+                format!("applies to {owner} only, not {}", self.method.name()),
+            ));
+        }
         if n == 0 {
             return Err(Error::EmptyInput {
                 what: "dissimilarity has 0 objects".into(),
@@ -342,6 +347,8 @@ impl KMedoids {
         }
     }
 }
+
+shared_setters!(KMedoids { seed, progress, backend("Here it runs the candidate scans.") });
 
 /// Checks user-given medoids: k of them, distinct, in range.
 pub fn check_medoids(m: &[usize], k: usize, n: usize) -> Result<()> {
@@ -422,10 +429,7 @@ where
 }
 
 /// Candidate scans on a device for [`KMedoids::fit_with`].
-#[cfg(feature = "cuda")]
-type Gains<'g, V> = Option<Box<dyn swap::DeviceGains<V> + 'g>>;
-#[cfg(not(feature = "cuda"))]
-type Gains<'g, V> = Option<std::marker::PhantomData<&'g V>>;
+type Gains<'g, V> = Option<crate::backend::device::BoxedGains<'g, V>>;
 
 impl KMedoids {
     /// Fits points under `metric`. On a CUDA backend, FastPAM1, FastPAM2 and FasterPAM with a
@@ -442,15 +446,13 @@ impl KMedoids {
         crate::data::validate::check_points(x)?;
         metric.check_dim(x.ncols())?;
         crate::data::validate::check_metric_magnitude(x, metric)?;
-        #[cfg(feature = "cuda")]
-        if let (AnyBackend::Cuda(b), None) = (&self.backend, &self.sample_weight) {
+        let scans = !matches!(self.method, Method::Pam | Method::Alternating);
+        if scans && self.sample_weight.is_none() {
             let x = crate::data::standard_layout(x);
-            let scans = !matches!(self.method, Method::Pam | Method::Alternating);
-            if let (true, Some(exact)) = (scans, crate::backend::cuda::DeviceExact::new(x.view(), metric)) {
-                self.validate(x.nrows())?;
-                if let Some(gains) = b.or_cpu(b.swap_gains_points(x.view(), metric, self.k))?.flatten() {
-                    return self.fit_with(&exact, Some(gains));
-                }
+            self.validate(x.nrows())?;
+            let on_device = self.backend.points_swap_gains(x.view(), metric, self.k)?;
+            if let Some(on_device) = on_device {
+                return self.fit_with(&on_device.exact, Some(on_device.gains));
             }
         }
         self.fit(&crate::DenseMatrix::from_points(x, metric, &self.backend)?)
@@ -491,7 +493,7 @@ impl KMedoids {
             d.len(),
             0,
             size_of::<D::Value>(),
-            "use fasterclara (medoids from samples)",
+            crate::error::hints::MEDOIDS_FROM_SAMPLES,
         )?;
         let initial = self.initial_medoids(d)?;
         let mut medoids = initial.clone();
@@ -500,7 +502,6 @@ impl KMedoids {
             (Method::Alternating, _) => {
                 alternating::run(d, &mut medoids, self.max_iter, self.progress.as_ref())?
             }
-            #[cfg(feature = "cuda")]
             (m, Some(gains)) => swap::run_with(
                 d,
                 &mut medoids,

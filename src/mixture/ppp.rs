@@ -26,6 +26,7 @@
 
 use crate::data::validate::{check_k, check_magnitude, check_points};
 use crate::error::{Error, Result};
+use crate::estimator::shared_setters;
 use crate::estimator::{Clustering, Fit, Progress, ProgressFn};
 use crate::eval::adjusted_rand_index;
 use crate::kmeans::KMeans;
@@ -115,16 +116,6 @@ impl Ppp {
     /// Regularisation of the GMM covariances.
     pub fn reg_covar(mut self, r: f64) -> Self {
         self.reg_covar = r;
-        self
-    }
-    /// Seed.
-    pub fn seed(mut self, s: u64) -> Self {
-        self.seed = s;
-        self
-    }
-    /// Progress callback.
-    pub fn progress(mut self, p: ProgressFn) -> Self {
-        self.progress = Some(p);
         self
     }
 
@@ -223,6 +214,8 @@ impl Ppp {
         })
     }
 }
+
+shared_setters!(Ppp { seed, progress });
 
 /// One row of PPP's per-k table.
 #[derive(Clone, Debug, PartialEq)]
@@ -333,8 +326,6 @@ impl MemoryEstimate for Ppp {
     }
 }
 
-const PPP_HINT: &str = "use a smaller --k-max or --seeds, or gmm with a fixed k";
-
 impl Fit<ArrayView2<'_, f64>> for Ppp {
     type Model = PppModel;
 
@@ -342,7 +333,7 @@ impl Fit<ArrayView2<'_, f64>> for Ppp {
         self.validate(*x)?;
         let gmm = crate::mixture::GaussianMixture::new(1).reg_covar(self.reg_covar);
         check_magnitude(*x, gmm.arithmetic(), "PPP (k-means and Gaussian mixtures)")?;
-        check_fit(self, "PPP", x.nrows(), x.ncols(), 8, PPP_HINT)?;
+        check_fit(self, "PPP", x.nrows(), x.ncols(), 8, crate::error::hints::PPP)?;
         let x = crate::data::standard_layout(*x);
         let x = x.view();
         let mut rng = SeededRng::seed_from_u64(self.seed);
@@ -388,7 +379,7 @@ impl Fit<ArrayView2<'_, f32>> for Ppp {
     fn fit(&self, x: &ArrayView2<'_, f32>) -> Result<PppModel> {
         if self.k_max <= x.nrows() {
             // (a bad k range is reported by the f64 fit's validation)
-            check_fit(self, "PPP", x.nrows(), x.ncols(), 4, PPP_HINT)?;
+            check_fit(self, "PPP", x.nrows(), x.ncols(), 4, crate::error::hints::PPP)?;
         }
         let x64: Array2<f64> = x.mapv(f64::from);
         self.fit(&x64.view())

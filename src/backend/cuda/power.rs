@@ -1,18 +1,19 @@
 //! Random Fourier features and power k-means' iteration on the GPU (`kernels/power.cu`).
 //!
 //! [`CudaBackend::rff_map`] maps the rows in blocks and returns the features to the host.
-//! [`CudaBackend::power_space`] keeps the points (the data, or the features) on the device
-//! for power k-means' MM loop: each iteration uploads the k centroids, computes every row's
-//! distances and weights (one warp per row), then per block of
-//! [`crate::comm::ROW_GRANULE`] rows the weighted sums, weight totals, objective and
-//! hardness in row order; the host adds the blocks with [`reproducible_sum`] and moves the
-//! centroids, as [`crate::kernel::power`]'s CPU iteration does. Rounding differs from the
-//! CPU's (the weighted sums are accumulated in double here, in the points' type there).
+//! [`CudaBackend::power_points_on_device`] keeps the points (the data, or the features) on
+//! the device for power k-means' MM loop ([`PowerPoints`]): each iteration uploads the k
+//! centroids, computes every row's distances and weights (one warp per row), then per block
+//! of [`ROW_GRANULE`] rows the weighted sums, weight totals, objective and hardness in row
+//! order; the family adds the blocks and moves the centroids, as its CPU iteration does.
+//! Rounding differs from the CPU's (the weighted sums are accumulated in double here, in
+//! the points' type there).
 
 use super::{cast, cublas_present, device_error, CudaBackend, DeviceFloat};
-use crate::comm::{fetch_rows, Communicator, Partition, ROW_GRANULE};
+use crate::backend::device::{BoxedPowerPoints, PowerPoints};
+use crate::comm::ROW_GRANULE;
 use crate::error::{Error, Result};
-use crate::kernel::power::{row_sq_norms, step_from_blocks, Space, Step};
+use crate::linalg::row_sq_norms;
 use crate::scalar::Scalar;
 use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
 use ndarray::{Array2, ArrayView2};
@@ -23,12 +24,6 @@ use std::sync::Arc;
 pub const POWER_MAX_K: usize = 64;
 
 const THREADS: u32 = 256;
-
-/// Power k-means' points on the device, with the centroids on the host.
-pub(crate) trait DeviceSpace<F>: Space {
-    /// The centroids (k × dim).
-    fn into_centers(self: Box<Self>) -> Array2<F>;
-}
 
 fn launch_1d(threads: usize) -> LaunchConfig {
     LaunchConfig {
@@ -154,29 +149,22 @@ impl CudaBackend {
         s.synchronize().map_err(device_error)
     }
 
-    /// Power k-means' points `x` (this process's rows) on the device, with the centroids at
-    /// rows `seeds` (global indices); k at most [`POWER_MAX_K`].
-    pub(crate) fn power_space<'a, F: Scalar>(
+    /// Power k-means' points `x` (this process's rows) on the device, for `k` centroids (at
+    /// most [`POWER_MAX_K`]).
+    pub(super) fn power_points_on_device<'a, F: Scalar>(
         &self,
         x: ArrayView2<'a, F>,
-        seeds: &[usize],
-        part: Partition,
-        comm: &'a dyn Communicator,
-    ) -> Result<Box<dyn DeviceSpace<F> + 'a>> {
-        if seeds.len() > POWER_MAX_K {
-            return Err(Error::Unsupported(format!(
-                "backend = cuda: power k-means on the GPU takes k <= {POWER_MAX_K} (k = {}); use --backend cpu",
-                seeds.len()
+        k: usize,
+    ) -> Result<BoxedPowerPoints<'a, F>> {
+        if k > POWER_MAX_K {
+            return Err(Error::NotOnDevice(format!(
+                "backend = cuda: power k-means on the GPU takes k <= {POWER_MAX_K} (k = {k})"
             )));
         }
         if TypeId::of::<F>() == TypeId::of::<f32>() {
-            Ok(Box::new(Points::<F, f32>::new(
-                self, "f32", x, seeds, part, comm,
-            )?))
+            Ok(Box::new(Points::<F, f32>::new(self, "f32", x, k)?))
         } else if TypeId::of::<F>() == TypeId::of::<f64>() {
-            Ok(Box::new(Points::<F, f64>::new(
-                self, "f64", x, seeds, part, comm,
-            )?))
+            Ok(Box::new(Points::<F, f64>::new(self, "f64", x, k)?))
         } else {
             Err(Error::Unsupported(format!(
                 "the CUDA backend has no {} kernels",
@@ -200,7 +188,7 @@ fn same_mut<F: 'static, T: 'static>(s: &mut [F]) -> Result<&mut [T]> {
 }
 
 /// The points of power k-means on the device.
-struct Points<'a, F, T: DeviceFloat> {
+struct Points<F, T: DeviceFloat> {
     stream: Arc<CudaStream>,
     weights: CudaFunction,
     sums: CudaFunction,
@@ -212,23 +200,13 @@ struct Points<'a, F, T: DeviceFloat> {
     w: CudaSlice<f64>,
     objective: CudaSlice<f64>,
     hard: CudaSlice<f64>,
-    centers: Array2<F>,
-    part: Partition,
-    comm: &'a dyn Communicator,
+    points: std::marker::PhantomData<F>,
 }
 
-impl<'a, F: Scalar, T: DeviceFloat> Points<'a, F, T> {
-    fn new(
-        b: &CudaBackend,
-        suffix: &str,
-        x: ArrayView2<'a, F>,
-        seeds: &[usize],
-        part: Partition,
-        comm: &'a dyn Communicator,
-    ) -> Result<Self> {
+impl<F: Scalar, T: DeviceFloat> Points<F, T> {
+    fn new(b: &CudaBackend, suffix: &str, x: ArrayView2<F>, k: usize) -> Result<Self> {
         let x = crate::data::standard_layout(x);
         let (n, dim) = x.dim();
-        let k = seeds.len();
         let s = b.stream.clone();
         let norms = row_sq_norms(x.view());
         let alloc = |len: usize| s.alloc_zeros::<f64>(len.max(1)).map_err(device_error);
@@ -253,22 +231,20 @@ impl<'a, F: Scalar, T: DeviceFloat> Points<'a, F, T> {
             w: alloc(n * k)?,
             objective: alloc(n)?,
             hard: alloc(n)?,
-            centers: fetch_rows(x.view(), part, seeds, comm),
-            part,
-            comm,
+            points: std::marker::PhantomData,
             stream: s,
         })
     }
 
     /// The centroids and their squared norms, on the device.
-    fn upload_centers(&self) -> Result<(CudaSlice<T>, CudaSlice<f64>)> {
-        let norms: Vec<f64> = self
-            .centers
+    fn upload_centers(&self, centers: ArrayView2<F>) -> Result<(CudaSlice<T>, CudaSlice<f64>)> {
+        let centers = crate::data::standard_layout(centers);
+        let norms: Vec<f64> = centers
             .rows()
             .into_iter()
             .map(|r| r.iter().map(|v| v.to_f64_exact().powi(2)).sum())
             .collect();
-        let c = same::<F, T>(self.centers.as_slice().expect("standard layout"))?;
+        let c = same::<F, T>(centers.as_slice().expect("standard layout"))?;
         Ok((
             self.stream.clone_htod(c).map_err(device_error)?,
             self.stream.clone_htod(&norms).map_err(device_error)?,
@@ -276,15 +252,15 @@ impl<'a, F: Scalar, T: DeviceFloat> Points<'a, F, T> {
     }
 }
 
-impl<F: Scalar, T: DeviceFloat> Space for Points<'_, F, T> {
-    fn distances(&self) -> Result<Array2<f64>> {
-        let k = self.centers.nrows();
+impl<F: Scalar, T: DeviceFloat> PowerPoints<F> for Points<F, T> {
+    fn distances(&self, centers: ArrayView2<F>) -> Result<Array2<f64>> {
+        let k = centers.nrows();
         let mut d = Array2::<f64>::zeros((self.n, k));
         if self.n == 0 {
             return Ok(d);
         }
         let s = &self.stream;
-        let (c, cn) = self.upload_centers()?;
+        let (c, cn) = self.upload_centers(centers)?;
         let mut d_dev = s.alloc_zeros::<f64>(self.n * k).map_err(device_error)?;
         let (n_i, dim_i, k_i) = (self.n as i32, self.dim as i32, k as i32);
         let mut launch = s.launch_builder(&self.distances);
@@ -306,14 +282,14 @@ impl<F: Scalar, T: DeviceFloat> Space for Points<'_, F, T> {
         Ok(d)
     }
 
-    fn step(&mut self, power: f64) -> Result<Step> {
-        let (n, dim, k) = (self.n, self.dim, self.centers.nrows());
+    fn block_sums(&mut self, centers: ArrayView2<F>, power: f64) -> Result<Vec<Vec<f64>>> {
+        let (n, dim, k) = (self.n, self.dim, centers.nrows());
         let width = k * dim + k + 2;
         let blocks = n.div_ceil(ROW_GRANULE);
         let mut parts: Vec<Vec<f64>> = Vec::with_capacity(blocks);
         if n > 0 {
             let s = self.stream.clone();
-            let (c, cn) = self.upload_centers()?;
+            let (c, cn) = self.upload_centers(centers)?;
             let (n_i, dim_i, k_i, block_i) = (n as i32, dim as i32, k as i32, ROW_GRANULE as i32);
             let mut launch = s.launch_builder(&self.weights);
             launch
@@ -356,16 +332,6 @@ impl<F: Scalar, T: DeviceFloat> Space for Points<'_, F, T> {
             s.synchronize().map_err(device_error)?;
             parts.extend(host.chunks(width).map(<[f64]>::to_vec));
         }
-        Ok(step_from_blocks(&mut self.centers, &parts, self.part, self.comm))
-    }
-
-    fn comm(&self) -> &dyn Communicator {
-        self.comm
-    }
-}
-
-impl<F: Scalar, T: DeviceFloat> DeviceSpace<F> for Points<'_, F, T> {
-    fn into_centers(self: Box<Self>) -> Array2<F> {
-        self.centers
+        Ok(parts)
     }
 }

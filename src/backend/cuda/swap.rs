@@ -9,9 +9,9 @@
 //! medoid, removal losses) is uploaded after each swap.
 
 use super::{cast, device_error, metric_code, CudaBackend, DeviceFloat};
+use crate::backend::device::{BoxedGains, DeviceExact, DeviceGains, Evaluated, Grouped, PointsGains};
 use crate::dissim::Dissimilarity;
 use crate::error::{Error, Result};
-use crate::kmedoids::swap::{DeviceGains, Evaluated, Grouped};
 use crate::metric::Metric;
 use crate::scalar::Scalar;
 use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
@@ -73,8 +73,8 @@ fn same<V: 'static, T: 'static>(s: &[V]) -> Result<&[T]> {
 
 fn check_k(k: usize) -> Result<()> {
     if k > MAX_K {
-        return Err(Error::Unsupported(format!(
-            "backend = cuda: the swap kernels take k <= {MAX_K} (k = {k}); use --backend cpu"
+        return Err(Error::NotOnDevice(format!(
+            "backend = cuda: the swap kernels take k <= {MAX_K} (k = {k})"
         )));
     }
     Ok(())
@@ -88,8 +88,8 @@ fn suffix_of<V: 'static>() -> Result<&'static str> {
     } else if id == TypeId::of::<f64>() {
         Ok("f64")
     } else {
-        Err(Error::Unsupported(
-            "backend = cuda: the swap kernels take f32 or f64 dissimilarities; use --backend cpu".into(),
+        Err(Error::NotOnDevice(
+            "backend = cuda: the swap kernels take f32 or f64 dissimilarities".into(),
         ))
     }
 }
@@ -97,16 +97,15 @@ fn suffix_of<V: 'static>() -> Result<&'static str> {
 impl CudaBackend {
     /// FastPAM1's candidate scans of `d` with `k` medoids on this device: `d` must be a dense
     /// f32 or f64 matrix (rows in memory) and `k` at most [`MAX_K`].
-    pub(crate) fn swap_gains<'g, D: Dissimilarity>(
+    pub(super) fn gains_on_device<'g, D: Dissimilarity>(
         &self,
         d: &'g D,
         k: usize,
-    ) -> Result<Box<dyn DeviceGains<D::Value> + 'g>> {
+    ) -> Result<BoxedGains<'g, D::Value>> {
         check_k(k)?;
         if d.row(0).is_none() {
-            return Err(Error::Unsupported(
-                "backend = cuda: the swap kernels need a dense dissimilarity matrix; use --backend cpu"
-                    .into(),
+            return Err(Error::NotOnDevice(
+                "backend = cuda: the swap kernels need a dense dissimilarity matrix".into(),
             ));
         }
         let rows: Rows<'g, D::Value> = Box::new(move |i| d.row(i));
@@ -129,22 +128,22 @@ impl CudaBackend {
     /// FastPAM1's candidate scans of the points `x` (standard layout) under `metric`, the
     /// dissimilarities computed on the device; `None` for a metric [`DeviceExact`] cannot
     /// reproduce on the host.
-    pub(crate) fn swap_gains_points<'g, F: Scalar>(
+    pub(super) fn points_gains_on_device<'g, F: Scalar>(
         &self,
         x: ArrayView2<'g, F>,
         metric: &impl Metric,
         k: usize,
-    ) -> Result<Option<Box<dyn DeviceGains<F> + 'g>>> {
+    ) -> Result<Option<PointsGains<'g, F>>> {
         check_k(k)?;
         let code = metric_code(metric.kind())?;
-        if !DeviceExact::<F>::takes(code.0) {
+        let Some(exact) = DeviceExact::new(x, metric) else {
             return Ok(None);
-        }
+        };
         let host = x
             .to_slice()
             .ok_or_else(|| Error::Device("points not in standard layout".into()))?;
         let dim = x.ncols();
-        Ok(Some(match suffix_of::<F>()? {
+        let gains: BoxedGains<'g, F> = match suffix_of::<F>()? {
             "f32" => {
                 let device = self
                     .stream
@@ -171,7 +170,8 @@ impl CudaBackend {
                 };
                 Box::new(Gains::<f64, F>::new(self, x.nrows(), k, source)?)
             }
-        }))
+        };
+        Ok(Some(PointsGains { exact, gains }))
     }
 }
 
@@ -322,138 +322,5 @@ impl<T: DeviceFloat, V: Copy + 'static> DeviceGains<V> for Gains<'_, T, V> {
         }
         s.synchronize().map_err(device_error)?;
         Ok((best, deltas))
-    }
-}
-
-/// The dissimilarities of points computed on the host with the operations of the device's
-/// pairwise kernel (`kernels/distances.cu`, compiled without fused multiply-add), in the same
-/// order — IEEE additions, multiplications, divisions and square roots, so every value equals
-/// the device's to the bit — and zero on the diagonal. Only metrics of such operations:
-/// squared Euclidean, Euclidean, Manhattan, Chebyshev and cosine.
-pub(crate) struct DeviceExact<'a, F> {
-    x: ArrayView2<'a, F>,
-    code: i32,
-}
-
-impl<'a, F: Scalar> DeviceExact<'a, F> {
-    /// Whether the metric of kernel code `code` is reproduced exactly.
-    pub fn takes(code: i32) -> bool {
-        matches!(code, 0 | 1 | 2 | 3 | 5)
-    }
-
-    /// The points (standard layout) under `metric`, or `None` for a metric it cannot take.
-    pub fn new(x: ArrayView2<'a, F>, metric: &impl Metric) -> Option<Self> {
-        let code = metric_code(metric.kind()).ok()?.0;
-        (Self::takes(code) && x.is_standard_layout()).then_some(DeviceExact { x, code })
-    }
-}
-
-impl<F: Scalar> Dissimilarity for DeviceExact<'_, F> {
-    type Value = F;
-    fn len(&self) -> usize {
-        self.x.nrows()
-    }
-    fn get(&self, i: usize, j: usize) -> F {
-        if i == j {
-            return F::zero();
-        }
-        let d = self.x.ncols();
-        let all = self.x.as_slice().unwrap_or_default();
-        let (a, b) = (&all[i * d..(i + 1) * d], &all[j * d..(j + 1) * d]);
-        let zero = F::zero();
-        match self.code {
-            0 | 1 => {
-                let mut s = zero;
-                for (&p, &q) in a.iter().zip(b) {
-                    let diff = p - q;
-                    s += diff * diff;
-                }
-                let s = if s > zero { s } else { zero };
-                if self.code == 1 {
-                    s.sqrt()
-                } else {
-                    s
-                }
-            }
-            2 => a.iter().zip(b).fold(zero, |s, (&p, &q)| s + (p - q).abs()),
-            5 => a.iter().zip(b).fold(zero, |s, (&p, &q)| {
-                let v = (p - q).abs();
-                if v > s {
-                    v
-                } else {
-                    s
-                }
-            }),
-            _ => {
-                let (mut dot, mut na, mut nb) = (zero, zero, zero);
-                for (&p, &q) in a.iter().zip(b) {
-                    dot += p * q;
-                    na += p * p;
-                    nb += q * q;
-                }
-                if na == zero && nb == zero {
-                    return zero;
-                }
-                if na == zero || nb == zero {
-                    return F::one();
-                }
-                let c = dot / (na.sqrt() * nb.sqrt());
-                let v = F::one() - c;
-                let two = F::one() + F::one();
-                if v < zero {
-                    zero
-                } else if v > two {
-                    two
-                } else {
-                    v
-                }
-            }
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::kmedoids::KMedoids;
-    use crate::rng::SeededRng;
-    use crate::{CpuBackend, DenseMatrix, Fit, MetricKind};
-    use rand::{Rng, SeedableRng};
-
-    /// The host twin of the device's arithmetic gives the metrics' values (to rounding),
-    /// exactly symmetric with a zero diagonal, and refuses the metrics it cannot reproduce;
-    /// FasterPAM on it takes the same swaps as on the CPU backend's matrix (no device needed).
-    #[test]
-    fn device_exact_matches_the_metrics() {
-        let mut rng = SeededRng::seed_from_u64(3);
-        let x = ndarray::Array2::<f64>::from_shape_fn((120, 5), |(i, _)| {
-            (i % 4) as f64 * 4.0 + rng.random_range(-1.0..1.0)
-        });
-        for metric in [
-            MetricKind::SqEuclidean,
-            MetricKind::Euclidean,
-            MetricKind::Manhattan,
-            MetricKind::Minkowski(f64::INFINITY),
-            MetricKind::Cosine,
-        ] {
-            let exact = DeviceExact::new(x.view(), &metric).expect("a basic metric");
-            let dense = DenseMatrix::from_points(x.view(), &metric, &CpuBackend::default()).unwrap();
-            for i in 0..120 {
-                assert_eq!(exact.get(i, i), 0.0);
-                for j in 0..120 {
-                    assert_eq!(exact.get(i, j), exact.get(j, i), "{metric} symmetric");
-                    let (p, q) = (exact.get(i, j), dense.get(i, j));
-                    assert!(
-                        (p - q).abs() <= 1e-9 * q.abs().max(1e-6),
-                        "{metric} ({i}, {j}): {p} vs {q}"
-                    );
-                }
-            }
-            let on_exact = KMedoids::fasterpam(4).seed(1).fit(&exact).unwrap();
-            let on_dense = KMedoids::fasterpam(4).seed(1).fit(&dense).unwrap();
-            assert_eq!(on_exact.medoids, on_dense.medoids, "{metric}");
-        }
-        assert!(DeviceExact::new(x.view(), &MetricKind::Minkowski(3.0)).is_none());
-        assert!(DeviceExact::new(x.view(), &MetricKind::Haversine).is_none());
     }
 }

@@ -64,7 +64,7 @@ fn compute<F: Scalar>(a: &Args, metric: MetricKind) -> CliResult {
     clustr::memory::check(
         || format!("a {rows} x {n} block of distances"),
         clustr::memory::product(&[rows, n, size_of::<F>()]),
-        "use a medoid method with an on-the-fly dissimilarity (fasterclara) instead of the full matrix",
+        clustr::error::hints::DISTANCE_MATRIX,
     )?;
     let (backend_name, threads) = a.exec.run(|backend| {
         let mut writer = NpyWriter::<F>::create(&a.out, n, n)?;

@@ -299,7 +299,7 @@ fn predict(a: PredictArgs) -> CliResult {
                 clustr::memory::check(
                     || format!("MagmaClust prediction of {n} inputs"),
                     model.predict_memory(&train, task.inputs.nrows(), n),
-                    "predict at fewer inputs",
+                    clustr::error::hints::MAGMACLUST_PREDICT,
                 )?;
                 Array2::from_shape_fn((n, 1), |(i, _)| lo + (hi - lo) * i as f64 / (n - 1) as f64)
             }

@@ -2,6 +2,7 @@
 //! exit codes, JSON output, progress bars.
 
 use clustr::data::{validate::check_points, CsvOptions, NpyRows};
+use clustr::error::Suggestion;
 use clustr::{AnyBackend, BackendChoice, Error, Scalar};
 use ndarray::Array2;
 use std::io::IsTerminal;
@@ -30,8 +31,28 @@ impl From<Error> for CliError {
     fn from(e: Error) -> Self {
         CliError {
             code: if e.is_input_error() { 2 } else { 1 },
-            message: e.to_string(),
+            message: e.render(cli_words),
         }
+    }
+}
+
+/// A library suggestion in the command line's words: parameters as flags, methods as
+/// subcommands.
+pub fn cli_words(s: &Suggestion) -> String {
+    match s {
+        Suggestion::Set(param, value) => format!("--{} {value}", flag_of(param)),
+        Suggestion::Lower(param) => format!("a smaller --{}", flag_of(param)),
+        Suggestion::Method(m) => format!("clustr {m}"),
+        Suggestion::Other(words) => words.to_string(),
+    }
+}
+
+/// The flag (without its dashes) that sets a library parameter.
+pub fn flag_of(param: &str) -> String {
+    match param {
+        "covariance_type" => "covariance".into(),
+        "n_runs" => "seeds".into(),
+        p => p.replace('_', "-"),
     }
 }
 

@@ -1,13 +1,16 @@
 //! `clustr pam|fastpam1|fastpam2|fasterpam|alternating|clara|fastclara|fasterclara|clarans|
 //! fastclarans INPUT --k K ...`: the k-medoids methods on a precomputed dissimilarity matrix
-//! (`--precomputed`) or on points. For the swap methods the backend first computes the full
-//! distance matrix (refused, with the memory it needs, when it would not fit); the CLARA and
-//! CLARANS families compute distances on the fly in O(n·k) memory.
+//! (`--precomputed`) or on points. On points the estimator chooses the path for the backend
+//! (the swap methods: the full distance matrix, refused with the memory it needs when it
+//! would not fit, or on a device the device's own dissimilarities; the CLARA and CLARANS
+//! families: distances on the fly in O(n·k) memory), so the JSON's `seconds.distances` is 0
+//! and the distances are part of `seconds.fit`; with `--precomputed` it is the time spent
+//! reading the matrix.
 
 use crate::harness::read_matrix;
 use crate::harness::{
-    iteration_bar, load_points, secs, AlgoArgs, CliError, CliResult, Dtype, ExecArgs, ModelOutArg,
-    OutputArgs, Processes, Report, SampleWeightArg,
+    iteration_bar, secs, AlgoArgs, CliError, CliResult, Dtype, ExecArgs, ModelOutArg, OutputArgs, Processes,
+    Report, SampleWeightArg,
 };
 use clustr::kmedoids::{Clara, Clarans, Init, KMedoids, KMedoidsModel, KValue};
 use clustr::{AnyBackend, Backend as _};
@@ -41,21 +44,21 @@ pub struct Args {
     /// Element type of the distance matrix: f32 or f64.
     #[arg(long, value_enum, default_value = "f32")]
     dtype: Dtype,
-    /// fastpam2: tolerance of the additional swaps, in [0, 1].
-    #[arg(long, default_value_t = 1.0)]
-    fasttol: f64,
+    /// fastpam2: tolerance of the additional swaps, in [0, 1] (default 1).
+    #[arg(long)]
+    fasttol: Option<f64>,
     /// fasterpam: visit the candidates in a seeded random order.
     #[arg(long)]
     shuffle: bool,
-    /// clara, fastclara, fasterclara: number of samples.
-    #[arg(long, default_value_t = 5)]
-    samples: usize,
+    /// clara, fastclara, fasterclara: number of samples (default 5).
+    #[arg(long)]
+    samples: Option<usize>,
     /// clara (default 40 + 2k), fastclara and fasterclara (default 80 + 4k): sample size.
     #[arg(long)]
     sample_size: Option<usize>,
-    /// clarans, fastclarans: number of local searches.
-    #[arg(long, default_value_t = 2)]
-    numlocal: usize,
+    /// clarans, fastclarans: number of local searches (default 2).
+    #[arg(long)]
+    numlocal: Option<usize>,
     /// clarans (default 0.0125 of k(n-k)), fastclarans (default 0.025 of n-k): failed tries
     /// before a local search ends; a count when >= 1.
     #[arg(long)]
@@ -108,15 +111,37 @@ impl Algo {
             Algo::Clarans(p) => p.numlocal,
         }
     }
+}
 
-    /// Whether the algorithm needs only O(n·k) dissimilarities (then points are not turned
-    /// into an n × n matrix).
-    fn on_the_fly(&self) -> bool {
-        !matches!(self, Algo::Swap(_))
+/// The flags of one group of methods are refused by the others rather than ignored.
+fn refuse_misplaced_flags(method: &str, a: &Args) -> CliResult {
+    const SWAP: &[&str] = &["pam", "fastpam1", "fastpam2", "fasterpam", "alternating"];
+    const CLARA: &[&str] = &["clara", "fastclara", "fasterclara"];
+    const CLARANS: &[&str] = &["clarans", "fastclarans"];
+    let flags: [(&str, bool, &[&str]); 8] = [
+        ("--init", a.init.is_some(), SWAP),
+        ("--medoids", a.medoids.is_some(), SWAP),
+        ("--fasttol", a.fasttol.is_some(), &["fastpam2"]),
+        ("--shuffle", a.shuffle, &["fasterpam"]),
+        ("--samples", a.samples.is_some(), CLARA),
+        ("--sample-size", a.sample_size.is_some(), CLARA),
+        ("--numlocal", a.numlocal.is_some(), CLARANS),
+        ("--maxneighbor", a.maxneighbor.is_some(), CLARANS),
+    ];
+    match flags
+        .iter()
+        .find(|(_, given, owners)| *given && !owners.contains(&method))
+    {
+        Some((flag, _, owners)) => Err(CliError::usage(format!(
+            "{flag} applies to {} only, not {method}",
+            owners.join(", ")
+        ))),
+        None => Ok(()),
     }
 }
 
 pub fn run(method: &str, a: Args) -> CliResult {
+    refuse_misplaced_flags(method, &a)?;
     let k = a.algo.k;
     let max_iter = a.algo.max_iter;
     let weights = a.weights.read(a.distributed)?;
@@ -127,8 +152,10 @@ pub fn run(method: &str, a: Args) -> CliResult {
                 "fastclara" => Clara::fastclara(k),
                 _ => Clara::fasterclara(k),
             }
-            .samples(a.samples)
             .seed(a.algo.seed);
+            if let Some(s) = a.samples {
+                p = p.samples(s);
+            }
             if let Some(s) = a.sample_size {
                 p = p.sample_size(s);
             }
@@ -144,8 +171,10 @@ pub fn run(method: &str, a: Args) -> CliResult {
             } else {
                 Clarans::fastclarans(k)
             }
-            .numlocal(a.numlocal)
             .seed(a.algo.seed);
+            if let Some(v) = a.numlocal {
+                p = p.numlocal(v);
+            }
             if let Some(m) = a.maxneighbor {
                 p = p.maxneighbor(m);
             }
@@ -156,11 +185,17 @@ pub fn run(method: &str, a: Args) -> CliResult {
             let mut p = match method {
                 "pam" => KMedoids::pam(k),
                 "fastpam1" => KMedoids::fastpam1(k),
-                "fastpam2" => KMedoids::fastpam2(k).fasttol(a.fasttol),
-                "fasterpam" => KMedoids::fasterpam(k).shuffle(a.shuffle),
+                "fastpam2" => KMedoids::fastpam2(k),
+                "fasterpam" => KMedoids::fasterpam(k),
                 _ => KMedoids::alternating(k),
             }
             .seed(a.algo.seed);
+            if let Some(t) = a.fasttol {
+                p = p.fasttol(t);
+            }
+            if a.shuffle {
+                p = p.shuffle(true);
+            }
             if let Some(m) = max_iter {
                 p = p.max_iter(m);
             }
@@ -202,65 +237,44 @@ fn fit<F: Scalar + KValue<Loss = f64>>(method: &str, algo: Algo, a: &Args) -> Cl
         };
         let (bar, progress) = iteration_bar(algo.steps(), method, &a.output);
         let prefixed = |e: clustr::Error| CliError::from(e).prefixed(&a.input);
-        // CLARA on points assigns the points to the medoids on the backend.
-        let clara_points = match &algo {
-            Algo::Clara(p)
-                if a.distributed || (!a.precomputed && !a.silhouette && backend.name() != "cpu") =>
-            {
-                Some(p)
-            }
-            _ => None,
-        };
-        let (model, predictor, d, dist_s, fit_s, sil) = if let Some(p) = clara_points {
-            let metric: MetricKind = a.metric.parse()?;
-            let x = procs.load::<F>(&a.input)?;
-            let t1 = Instant::now();
-            let model = p
-                .clone()
-                .communicator(procs.comm.clone())
-                .backend(backend.clone())
-                .progress(progress)
-                .fit_points(x.view(), &metric)?;
-            let predictor = predictor_of(&model, &x)?;
-            (model, predictor, Some(x.ncols()), 0.0, secs(t1), None)
-        } else if a.precomputed {
+        let (model, predictor, d, dist_s, fit_s, sil) = if a.precomputed {
             let dm = DenseMatrix::new(read_matrix::<F>(&a.input)?).map_err(prefixed)?;
             let dist_s = secs(t0);
             let (model, fit_s, sil) = fit_on(&algo, &dm, progress, a.silhouette, backend)?;
             (model, None, None, dist_s, fit_s, sil)
         } else {
+            // On points the estimator chooses the path for the backend: a distance matrix, the
+            // device's own dissimilarities, or distances on the fly (timed as part of the fit).
             let metric: MetricKind = a.metric.parse()?;
-            let x = load_points::<F>(&a.input)?;
-            let (model, dist_s, fit_s, sil) = if algo.on_the_fly() {
-                let otf = OnTheFly::new(x.view(), metric).map_err(prefixed)?;
-                let (model, fit_s, sil) = fit_on(&algo, &otf, progress, a.silhouette, backend)?;
-                (model, 0.0, fit_s, sil)
-            } else if let (Algo::Swap(p), "cuda") = (&algo, backend.name()) {
-                // The swap methods on the GPU from the points (no n × n matrix on the host where
-                // the metric allows; the distances are part of the fit).
-                let t1 = Instant::now();
-                let model = p
+            let x = procs.load::<F>(&a.input)?;
+            let t1 = Instant::now();
+            let model = match &algo {
+                Algo::Swap(p) => p
                     .clone()
                     .progress(progress)
                     .backend(backend.clone())
                     .fit_points(x.view(), &metric)
-                    .map_err(prefixed)?;
-                let fit_s = secs(t1);
-                let sil = if a.silhouette {
+                    .map_err(prefixed)?,
+                Algo::Clara(p) => p
+                    .clone()
+                    .communicator(procs.comm.clone())
+                    .backend(backend.clone())
+                    .progress(progress)
+                    .fit_points(x.view(), &metric)?,
+                Algo::Clarans(p) => {
                     let otf = OnTheFly::new(x.view(), metric).map_err(prefixed)?;
-                    Some((model.silhouette(&otf)?, model.medoid_silhouette(&otf)?))
-                } else {
-                    None
-                };
-                (model, 0.0, fit_s, sil)
+                    p.clone().progress(progress).fit(&otf)?
+                }
+            };
+            let fit_s = secs(t1);
+            let sil = if a.silhouette {
+                let otf = OnTheFly::new(x.view(), metric).map_err(prefixed)?;
+                Some((model.silhouette(&otf)?, model.medoid_silhouette(&otf)?))
             } else {
-                let dm = DenseMatrix::from_points(x.view(), &metric, backend).map_err(prefixed)?;
-                let dist_s = secs(t0);
-                let (model, fit_s, sil) = fit_on(&algo, &dm, progress, a.silhouette, backend)?;
-                (model, dist_s, fit_s, sil)
+                None
             };
             let predictor = predictor_of(&model, &x)?;
-            (model, predictor, Some(x.ncols()), dist_s, fit_s, sil)
+            (model, predictor, Some(x.ncols()), 0.0, fit_s, sil)
         };
         bar.finish_and_clear();
         Ok((model, predictor, d, dist_s, fit_s, sil, backend.name()))

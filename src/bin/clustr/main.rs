@@ -256,3 +256,46 @@ fn first_line(s: &str) -> String {
         .trim_start_matches("error: ")
         .to_string()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Cli;
+    use crate::harness::{cli_words, flag_of};
+    use clap::CommandFactory;
+    use clustr::error::{hints, Suggestion};
+
+    /// Every suggestion of every library hint, rendered in the command line's words, names a
+    /// flag some subcommand has, or a subcommand that exists: a renamed flag fails here.
+    #[test]
+    fn every_library_hint_names_existing_flags_and_subcommands() {
+        let cli = Cli::command();
+        let subcommands: Vec<&str> = cli.get_subcommands().map(|c| c.get_name()).collect();
+        let has_flag = |flag: &str| {
+            cli.get_subcommands()
+                .flat_map(|c| std::iter::once(c).chain(c.get_subcommands()))
+                .any(|c| c.get_arguments().any(|a| a.get_long() == Some(flag)))
+        };
+        for hint in hints::ALL {
+            for s in hint.suggestions {
+                match s {
+                    Suggestion::Set(p, _) | Suggestion::Lower(p) => {
+                        assert!(has_flag(&flag_of(p)), "{p}: no subcommand has --{}", flag_of(p))
+                    }
+                    Suggestion::Method(m) => assert!(subcommands.contains(m), "no subcommand {m}"),
+                    Suggestion::Other(_) => {}
+                }
+            }
+            let line = hint.render(cli_words);
+            assert!(line.starts_with("use ") && !line.contains('_'), "{line}");
+        }
+        let gmm = hints::GMM.render(cli_words);
+        assert_eq!(
+            gmm,
+            "use --covariance diag, --covariance spherical, a smaller --k or clustr minibatch-kmeans"
+        );
+        assert_eq!(
+            hints::GMM.to_string(),
+            "use covariance_type = diag, covariance_type = spherical, a smaller k or minibatch-kmeans"
+        );
+    }
+}

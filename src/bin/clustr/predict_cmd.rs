@@ -10,7 +10,7 @@ use clustr::kmedoids::MedoidPredictor;
 use clustr::mixture::GaussianMixtureModel;
 use clustr::model_file::{algorithm_of, SaveLoad};
 use clustr::{MetricKind, Predict};
-use ndarray::Array2;
+use ndarray::{Array2, ArrayView2};
 use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -68,14 +68,74 @@ pub fn run(a: Args) -> CliResult {
             "--transform-out: a {algorithm} model gives no distances"
         )));
     }
-    let want = a.transform_out.is_some();
     let t0 = Instant::now();
-    let model_path = a.model.as_path();
     let x = load_points::<f64>(&a.input)?;
     let read_s = secs(t0);
     let t1 = Instant::now();
-    let v = x.view();
-    let prediction = match algorithm.as_str() {
+    let prediction = predict(&algorithm, &a, x.view())?;
+    let predict_s = secs(t1);
+    let k_names = |prefix: &str, m: &Array2<f64>| -> Vec<String> {
+        (0..m.ncols()).map(|c| format!("{prefix}{c}")).collect()
+    };
+    if let Some(p) = &a.labels_out {
+        clustr::data::write_labels(p, &prediction.labels)?;
+    }
+    if let (Some(p), Some(m)) = (&a.proba_out, &prediction.proba) {
+        write_matrix(p, m.view(), &k_names("p", m))?;
+    }
+    if let (Some(p), Some(m)) = (&a.transform_out, &prediction.distances) {
+        write_matrix(p, m.view(), &k_names("d", m))?;
+    }
+    crate::harness::commit_outputs()?;
+    let labels = &prediction.labels;
+    let n_noise = labels.iter().filter(|&&l| l < 0).count();
+    let n_clusters = labels
+        .iter()
+        .filter(|&&l| l >= 0)
+        .collect::<std::collections::BTreeSet<_>>()
+        .len();
+    let written: Vec<String> = [&a.labels_out, &a.proba_out, &a.transform_out]
+        .into_iter()
+        .flatten()
+        .map(|p| p.display().to_string())
+        .collect();
+    if !a.output.quiet {
+        eprintln!(
+            "clustr: predict: {algorithm} model, n = {}, {n_clusters} clusters used{}{}, {:.3} s",
+            labels.len(),
+            if algorithm == "dbscan" {
+                format!(", {n_noise} noise")
+            } else {
+                String::new()
+            },
+            if written.is_empty() {
+                String::new()
+            } else {
+                format!(", wrote {}", written.join(", "))
+            },
+            secs(started)
+        );
+    }
+    if a.output.json {
+        print_json(&json!({
+            "algorithm": "predict",
+            "model_algorithm": algorithm,
+            "n": labels.len(),
+            "n_clusters_used": n_clusters,
+            "n_noise": n_noise,
+            "outputs": written,
+            "seconds": {"read": read_s, "predict": predict_s, "total": secs(started)},
+        }));
+    }
+    Ok(())
+}
+
+/// The prediction of the model at `a.model` (its `algorithm`) for the points `v`: labels, and
+/// the probabilities or distances the arguments ask for.
+fn predict(algorithm: &str, a: &Args, v: ArrayView2<f64>) -> CliResult<Prediction> {
+    let want = a.transform_out.is_some();
+    let model_path = a.model.as_path();
+    Ok(match algorithm {
         "kmeans" => {
             let m: KMeansModel<f64> = load(model_path)?;
             Prediction {
@@ -151,60 +211,5 @@ pub fn run(a: Args) -> CliResult {
                 a.model.display()
             )))
         }
-    };
-    let predict_s = secs(t1);
-    let k_names = |prefix: &str, m: &Array2<f64>| -> Vec<String> {
-        (0..m.ncols()).map(|c| format!("{prefix}{c}")).collect()
-    };
-    if let Some(p) = &a.labels_out {
-        clustr::data::write_labels(p, &prediction.labels)?;
-    }
-    if let (Some(p), Some(m)) = (&a.proba_out, &prediction.proba) {
-        write_matrix(p, m.view(), &k_names("p", m))?;
-    }
-    if let (Some(p), Some(m)) = (&a.transform_out, &prediction.distances) {
-        write_matrix(p, m.view(), &k_names("d", m))?;
-    }
-    crate::harness::commit_outputs()?;
-    let labels = &prediction.labels;
-    let n_noise = labels.iter().filter(|&&l| l < 0).count();
-    let n_clusters = labels
-        .iter()
-        .filter(|&&l| l >= 0)
-        .collect::<std::collections::BTreeSet<_>>()
-        .len();
-    let written: Vec<String> = [&a.labels_out, &a.proba_out, &a.transform_out]
-        .into_iter()
-        .flatten()
-        .map(|p| p.display().to_string())
-        .collect();
-    if !a.output.quiet {
-        eprintln!(
-            "clustr: predict: {algorithm} model, n = {}, {n_clusters} clusters used{}{}, {:.3} s",
-            labels.len(),
-            if algorithm == "dbscan" {
-                format!(", {n_noise} noise")
-            } else {
-                String::new()
-            },
-            if written.is_empty() {
-                String::new()
-            } else {
-                format!(", wrote {}", written.join(", "))
-            },
-            secs(started)
-        );
-    }
-    if a.output.json {
-        print_json(&json!({
-            "algorithm": "predict",
-            "model_algorithm": algorithm,
-            "n": labels.len(),
-            "n_clusters_used": n_clusters,
-            "n_noise": n_noise,
-            "outputs": written,
-            "seconds": {"read": read_s, "predict": predict_s, "total": secs(started)},
-        }));
-    }
-    Ok(())
+    })
 }

@@ -1,0 +1,132 @@
+#!/usr/bin/env python3
+"""Checks the library's dependency directions from its `crate::` paths (in `use` lines and
+inline, test modules included; comments skipped).
+
+The top-level modules of src/ fall in two layers:
+
+- core: what every family builds on (backends and devices, data, dissimilarities, metrics,
+  errors, the estimator pattern, linear algebra, memory, communication, model files, plots);
+- families: kmeans, kmedoids, density, kernel, mixture, gp.
+
+Allowed: core -> core; a family -> core and -> itself; mixture, kernel and gp -> kmeans (they
+seed with k-means++ and start from k-means). Anything else fails, one line per file and
+edge. A path through a re-export of lib.rs (`crate::KMedoids`) counts as the module it comes
+from. The command line (src/bin) is a separate crate that reaches the library through
+`clustr::` only, and the compiler already forbids the other direction.
+
+Usage: check-deps.py [ROOT] (default: the repository holding this script).
+"""
+import os
+import re
+import sys
+
+CORE = {
+    "backend", "comm", "data", "datasets", "dissim", "error", "estimator", "eval", "linalg",
+    "memory", "metric", "model_file", "plot", "rng", "scalar",
+}
+FAMILIES = {"kmeans", "kmedoids", "density", "kernel", "mixture", "gp"}
+EXTRA = {("mixture", "kmeans"), ("kernel", "kmeans"), ("gp", "kmeans")}
+
+PATH = re.compile(r"\bcrate::(\{|[A-Za-z_][A-Za-z0-9_]*)")
+
+
+def reexports(src):
+    """Names lib.rs re-exports at the crate root, mapped to their module."""
+    text = open(os.path.join(src, "lib.rs"), encoding="utf-8").read()
+    names = {}
+    for module, items in re.findall(r"^pub use (\w+)::\{?([^;]*?)\}?;", text, re.M):
+        for item in items.split(","):
+            item = item.strip().split(" as ")[-1].strip()
+            if item:
+                names[item] = module
+    return names
+
+
+def group_heads(text, start):
+    """The first names of the items of the `{...}` group opening at `text[start]`."""
+    depth, item, heads = 0, "", []
+    for ch in text[start:]:
+        if ch == "{":
+            depth += 1
+            if depth == 1:
+                continue
+        elif ch == "}":
+            depth -= 1
+            if depth == 0:
+                break
+        if depth == 1 and ch == ",":
+            heads.append(item)
+            item = ""
+        else:
+            item += ch
+    heads.append(item)
+    return [h.strip().split("::")[0].strip() for h in heads if h.strip()]
+
+
+def uses(text, exported):
+    """(line, top-level module) for every `crate::` path of a file, comments skipped."""
+    code = "\n".join(line.split("//", 1)[0] for line in text.split("\n"))
+    for m in PATH.finditer(code):
+        line = code.count("\n", 0, m.start()) + 1
+        names = group_heads(code, m.start(1)) if m.group(1) == "{" else [m.group(1)]
+        for name in names:
+            yield line, exported.get(name, name)
+
+
+def layer(module):
+    if module in CORE:
+        return "core"
+    if module in FAMILIES:
+        return "family"
+    return None
+
+
+def allowed(source, target):
+    if source == target or target in CORE:
+        return True
+    return (source, target) in EXTRA
+
+
+def check(root):
+    src = os.path.join(root, "src")
+    exported = reexports(src)
+    problems = []
+    for here, dirs, files in sorted(os.walk(src)):
+        rel_dir = os.path.relpath(here, src)
+        if rel_dir.split(os.sep)[0] == "bin":
+            continue
+        for name in sorted(files):
+            if not name.endswith(".rs"):
+                continue
+            rel = os.path.normpath(os.path.join(rel_dir, name))
+            module = rel.split(os.sep)[0].removesuffix(".rs")
+            if module in ("lib", "main"):
+                continue
+            if layer(module) is None:
+                problems.append(f"src/{rel}: module `{module}` is in no layer (add it to CORE or FAMILIES)")
+                continue
+            text = open(os.path.join(here, name), encoding="utf-8").read()
+            lines = text.split("\n")
+            for i, target in sorted(set(uses(text, exported))):
+                if layer(target) is None or allowed(module, target):
+                    continue
+                problems.append(
+                    f"src/{rel}:{i}: {module} ({layer(module)}) -> {target} ({layer(target)}) "
+                    f"is not an allowed direction: {lines[i - 1].strip()}"
+                )
+    return problems
+
+
+def main():
+    root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+    problems = check(root)
+    for p in problems:
+        print(p)
+    if problems:
+        print(f"check-deps: {len(problems)} import(s) against the allowed directions", file=sys.stderr)
+        sys.exit(1)
+    print("check-deps: every crate:: path follows the allowed directions")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,350 @@
+//! Lloyd's iteration (Lloyd 1982) as scikit-learn runs it: assign every point to its nearest
+//! centre, move each centre to its points' (weighted) mean, re-seed empty clusters, stop when
+//! the labels no longer change or the squared centre shift falls to the tolerance; then a
+//! final assignment. The assignment step is Lloyd's own (the backend's nearest-centre kernel,
+//! summed while the chunk is in cache) or one of the bound-keeping steps of
+//! [`super::elkan`] and [`super::hamerly`], which give the same labels.
+
+use super::elkan::Elkan;
+use super::hamerly::Hamerly;
+use super::{dist, weight_of, Algorithm, KMeansModel, CHUNK};
+use crate::backend::{AnyBackend, Backend};
+use crate::comm::{Communicator, Partition};
+use crate::error::Result;
+use crate::estimator::{Progress, ProgressFn};
+use crate::metric::MetricKind;
+use crate::scalar::Scalar;
+use ndarray::{Array2, ArrayView2, Axis};
+use rayon::prelude::*;
+
+/// What one assignment pass gathers: per-cluster weighted coordinate sums and total weights
+/// (f64), the weighted inertia and the labels — per chunk of [`CHUNK`] rows in row order, then
+/// chunk by chunk in order, so the sums do not depend on the thread count. Without sample
+/// weights every weight is 1, which leaves each product exact.
+struct Sums {
+    sums: Vec<f64>,
+    weights: Vec<f64>,
+    inertia: f64,
+    labels: Vec<usize>,
+    d: usize,
+}
+
+impl Sums {
+    fn new(k: usize, d: usize) -> Self {
+        Sums {
+            sums: vec![0.0; k * d],
+            weights: vec![0.0; k],
+            inertia: 0.0,
+            labels: Vec::new(),
+            d,
+        }
+    }
+
+    /// Adds `rows` (rows `first..` of the data) with their clusters.
+    fn add<F: Scalar>(
+        &mut self,
+        rows: ArrayView2<F>,
+        first: usize,
+        w: Option<&[f64]>,
+        labels: impl Iterator<Item = usize>,
+    ) {
+        let d = self.d;
+        for (i, (row, l)) in rows.rows().into_iter().zip(labels).enumerate() {
+            let wi = weight_of(w, first + i);
+            self.weights[l] += wi;
+            self.labels.push(l);
+            let row = row.to_slice().expect("standard layout");
+            self.sums[l * d..(l + 1) * d]
+                .iter_mut()
+                .zip(row)
+                .for_each(|(s, v)| *s += wi * v.to_f64_exact());
+        }
+    }
+
+    /// Appends a later chunk's sums.
+    fn merge(&mut self, later: Sums) {
+        self.sums.iter_mut().zip(later.sums).for_each(|(a, b)| *a += b);
+        self.weights
+            .iter_mut()
+            .zip(later.weights)
+            .for_each(|(a, b)| *a += b);
+        self.inertia += later.inertia;
+        self.labels.extend(later.labels);
+    }
+
+    /// Folds `parts` (chunks of `x` in order) over waves of one chunk per thread, so at most
+    /// that many k × d partial sums exist at once.
+    fn over<F: Scalar>(
+        x: ArrayView2<F>,
+        k: usize,
+        parts: impl Fn(ArrayView2<F>, usize) -> Result<Vec<Sums>>,
+    ) -> Result<Sums> {
+        let mut total = Sums::new(k, x.ncols());
+        let wave = CHUNK * rayon::current_num_threads().max(1);
+        for start in (0..x.nrows()).step_by(wave) {
+            let rows = x.slice(ndarray::s![start..(start + wave).min(x.nrows()), ..]);
+            for part in parts(rows, start)? {
+                total.merge(part);
+            }
+        }
+        Ok(total)
+    }
+}
+
+/// Per-cluster weighted coordinate sums and weights of `labels`, in f64.
+fn cluster_sums<F: Scalar>(x: ArrayView2<F>, w: Option<&[f64]>, labels: &[usize], k: usize) -> Sums {
+    let d = x.ncols();
+    let parts = |rows: ArrayView2<F>, start: usize| -> Result<Vec<Sums>> {
+        Ok(rows
+            .axis_chunks_iter(Axis(0), CHUNK)
+            .into_par_iter()
+            .enumerate()
+            .map(|(c, rows)| {
+                let mut part = Sums::new(k, d);
+                let first = start + c * CHUNK;
+                part.add(
+                    rows,
+                    first,
+                    w,
+                    labels[first..first + rows.nrows()].iter().copied(),
+                );
+                part
+            })
+            .collect())
+    };
+    Sums::over(x, k, parts).unwrap_or_else(|_| Sums::new(k, d))
+}
+
+/// Lloyd's assignment and the sums of the update in one pass over the data: each chunk's
+/// nearest centres, then its rows added to their clusters while still in cache.
+fn assign_and_sum<F: Scalar>(
+    x: ArrayView2<F>,
+    w: Option<&[f64]>,
+    backend: &AnyBackend,
+    centers: &Array2<F>,
+) -> Result<Sums> {
+    let (k, d) = centers.dim();
+    Sums::over(x, k, |rows, start| {
+        backend.nearest_fold(
+            rows,
+            centers.view(),
+            &MetricKind::SqEuclidean,
+            CHUNK,
+            || Sums::new(k, d),
+            |part, first, rows, near| {
+                let first = start + first;
+                // (row by row, so the sum does not depend on how the chunk was split)
+                for (i, n) in near.iter().enumerate() {
+                    part.inertia += weight_of(w, first + i) * n.distance.to_f64_exact();
+                }
+                part.add(rows, first, w, near.iter().map(|n| n.index));
+            },
+        )
+    })
+}
+
+/// One Lloyd run from `centers` (on this process's rows, sums combined over `comm`).
+#[allow(clippy::too_many_arguments)]
+pub(super) fn lloyd<F: Scalar>(
+    x: ArrayView2<F>,
+    w: Option<&[f64]>,
+    part: Partition,
+    comm: &dyn Communicator,
+    backend: &AnyBackend,
+    mut centers: Array2<F>,
+    algorithm: Algorithm,
+    max_iter: usize,
+    tol: f64,
+    progress: Option<&ProgressFn>,
+) -> Result<KMeansModel<F>> {
+    let (k, d) = centers.dim();
+    let mut labels_old: Option<Vec<usize>> = None;
+    let (mut n_iter, mut converged) = (0, false);
+    let mut bounds: Option<Bounds> = None;
+    while n_iter < max_iter {
+        n_iter += 1;
+        let (step, inertia) = match algorithm {
+            Algorithm::Lloyd | Algorithm::Auto => {
+                let step = assign_and_sum(x, w, backend, &centers)?;
+                let mut inertia = [step.inertia];
+                comm.allreduce_sum(&mut inertia);
+                (step, Some(inertia[0]))
+            }
+            Algorithm::Hamerly | Algorithm::Elkan => {
+                let b = match bounds.take() {
+                    None if algorithm == Algorithm::Hamerly => Bounds::Hamerly(Hamerly::new(x, &centers)?),
+                    None => Bounds::Elkan(Elkan::new(x, &centers)),
+                    Some(mut b) => {
+                        b.update(x, &centers)?;
+                        b
+                    }
+                };
+                let step = cluster_sums(x, w, b.labels(), k);
+                bounds = Some(b);
+                (step, None)
+            }
+        };
+        let Sums {
+            sums,
+            mut weights,
+            labels,
+            ..
+        } = step;
+        let mut sums = Array2::from_shape_vec((k, d), sums).expect("k x d");
+        let old_centers = centers.clone();
+        comm.allreduce_sum(sums.as_slice_mut().expect("standard layout"));
+        comm.allreduce_sum(&mut weights);
+        relocate_empty_clusters(x, w, part, comm, &centers, &labels, &mut sums, &mut weights);
+        let mut shift = 0.0;
+        for (j, &c) in weights.iter().enumerate() {
+            for f in 0..x.ncols() {
+                let new = if c > 0.0 {
+                    sums[[j, f]] / c
+                } else {
+                    centers[[j, f]].to_f64_exact()
+                };
+                shift += (new - centers[[j, f]].to_f64_exact()).powi(2);
+                centers[[j, f]] = F::from_f64_lossy(new);
+            }
+        }
+        if let Some(p) = progress {
+            p.report(&Progress {
+                iteration: n_iter,
+                max_iter: Some(max_iter),
+                objective: inertia,
+            })?;
+        }
+        if let Some(h) = bounds.as_mut() {
+            h.moved(&old_centers, &centers);
+        }
+        let mut changed = [u64::from(labels_old.as_ref() != Some(&labels))];
+        comm.allreduce_sum_u64(&mut changed);
+        if changed[0] == 0 {
+            converged = true; // strict convergence: the labels did not change
+            break;
+        }
+        if shift <= tol {
+            converged = true;
+            break;
+        }
+        labels_old = Some(labels);
+    }
+    // The final assignment, so labels, centres and inertia agree (after a strict convergence
+    // the labels are already those of the final centres).
+    let last = assign_and_sum(x, w, backend, &centers)?;
+    let mut inertia = [last.inertia];
+    comm.allreduce_sum(&mut inertia);
+    Ok(KMeansModel {
+        centers,
+        labels: last.labels.into_iter().map(|l| l as i64).collect(),
+        inertia: inertia[0],
+        n_iter,
+        converged,
+        algorithm,
+    })
+}
+
+/// The bound-keeping assignment steps.
+enum Bounds {
+    Hamerly(Hamerly),
+    Elkan(Elkan),
+}
+
+impl Bounds {
+    fn labels(&self) -> &[usize] {
+        match self {
+            Bounds::Hamerly(h) => &h.labels,
+            Bounds::Elkan(e) => &e.labels,
+        }
+    }
+    fn update<F: Scalar>(&mut self, x: ArrayView2<F>, centers: &Array2<F>) -> Result<()> {
+        match self {
+            Bounds::Hamerly(h) => h.update(x, centers),
+            Bounds::Elkan(e) => {
+                e.update(x, centers);
+                Ok(())
+            }
+        }
+    }
+    fn moved<F: Scalar>(&mut self, old: &Array2<F>, new: &Array2<F>) {
+        let drift = drifts(old, new);
+        match self {
+            Bounds::Hamerly(h) => h.moved(&drift),
+            Bounds::Elkan(e) => e.moved(&drift),
+        }
+    }
+}
+
+/// How far each centre moved.
+fn drifts<F: Scalar>(old: &Array2<F>, new: &Array2<F>) -> Vec<f64> {
+    (0..new.nrows())
+        .map(|j| {
+            dist(
+                old.row(j).to_slice().expect("contiguous"),
+                new.row(j).to_slice().expect("contiguous"),
+            )
+        })
+        .collect()
+}
+
+/// scikit-learn's `_relocate_empty_clusters_dense`: each cluster of no weight takes the point
+/// farthest from its assigned centre (farthest first, ties to the lowest row); the point and
+/// its weight leave its old cluster. Over processes, each proposes its farthest points and the
+/// farthest of all are taken (`sums` and `weights` are already the totals).
+#[allow(clippy::too_many_arguments)]
+fn relocate_empty_clusters<F: Scalar>(
+    x: ArrayView2<F>,
+    w: Option<&[f64]>,
+    part: Partition,
+    comm: &dyn Communicator,
+    centers: &Array2<F>,
+    labels: &[usize],
+    sums: &mut Array2<f64>,
+    weights: &mut [f64],
+) {
+    let empty: Vec<usize> = (0..weights.len()).filter(|&j| weights[j] == 0.0).collect();
+    if empty.is_empty() {
+        return;
+    }
+    let dist: Vec<f64> = (0..x.nrows())
+        .into_par_iter()
+        .map(|i| {
+            let (p, c) = (x.row(i), centers.row(labels[i]));
+            F::sqeuclidean(
+                p.to_slice().expect("standard layout"),
+                c.to_slice().expect("contiguous"),
+            )
+            .to_f64_exact()
+        })
+        .collect();
+    let mut order: Vec<usize> = (0..x.nrows()).collect();
+    order.sort_by(|&a, &b| dist[b].total_cmp(&dist[a]).then(a.cmp(&b)));
+    // This process's farthest points: (distance, global row, label, weight, coordinates),
+    // padded.
+    let (m, d) = (empty.len(), x.ncols());
+    let width = 4 + d;
+    let mut mine = vec![f64::NEG_INFINITY; m * width];
+    for (slot, &i) in order.iter().take(m).enumerate() {
+        let c = &mut mine[slot * width..(slot + 1) * width];
+        c[0] = dist[i];
+        c[1] = (part.offset + i) as f64;
+        c[2] = labels[i] as f64;
+        c[3] = weight_of(w, i);
+        c[4..]
+            .iter_mut()
+            .zip(x.row(i))
+            .for_each(|(a, v)| *a = v.to_f64_exact());
+    }
+    let all = comm.all_gather_f64(&mine);
+    let mut candidates: Vec<&[f64]> = all.chunks(width).filter(|c| c[1] >= 0.0).collect();
+    candidates.sort_by(|a, b| b[0].total_cmp(&a[0]).then(a[1].total_cmp(&b[1])));
+    for (&new_cluster, c) in empty.iter().zip(&candidates) {
+        let (old, wi) = (c[2] as usize, c[3]);
+        for f in 0..d {
+            sums[[old, f]] -= wi * c[4 + f];
+            sums[[new_cluster, f]] = wi * c[4 + f];
+        }
+        weights[new_cluster] = wi;
+        weights[old] -= wi;
+    }
+}
