@@ -26,7 +26,7 @@ pub trait Scalar:
     /// Converts to f64 exactly.
     fn to_f64_exact(self) -> f64;
     /// The backend's SIMD kernels for this type (best instruction set of this machine).
-    fn kernels() -> &'static simd::Kernels<Self>;
+    fn simd_table() -> &'static simd::SimdTable<Self>;
     /// Σ(aᵢ − bᵢ)² with the backend's SIMD kernel.
     fn sqeuclidean(a: &[Self], b: &[Self]) -> Self;
     /// Σ aᵢbᵢ with the backend's SIMD kernel.
@@ -46,17 +46,17 @@ impl Scalar for f32 {
     fn to_f64_exact(self) -> f64 {
         self as f64
     }
-    fn kernels() -> &'static simd::Kernels<Self> {
-        simd::f32_kernels()
+    fn simd_table() -> &'static simd::SimdTable<Self> {
+        simd::f32_table()
     }
     fn sqeuclidean(a: &[Self], b: &[Self]) -> Self {
-        (simd::f32_kernels().sqeuclidean)(a, b)
+        (simd::f32_table().sqeuclidean)(a, b)
     }
     fn dot(a: &[Self], b: &[Self]) -> Self {
-        (simd::f32_kernels().dot)(a, b)
+        (simd::f32_table().dot)(a, b)
     }
     fn manhattan(a: &[Self], b: &[Self]) -> Self {
-        (simd::f32_kernels().manhattan)(a, b)
+        (simd::f32_table().manhattan)(a, b)
     }
     fn gemm_abt(a: ArrayView2<Self>, b: ArrayView2<Self>, out: ArrayViewMut2<Self>, alpha: Self) {
         crate::linalg::faer_gemm_abt(a, b, out, alpha)
@@ -71,17 +71,17 @@ impl Scalar for f64 {
     fn to_f64_exact(self) -> f64 {
         self
     }
-    fn kernels() -> &'static simd::Kernels<Self> {
-        simd::f64_kernels()
+    fn simd_table() -> &'static simd::SimdTable<Self> {
+        simd::f64_table()
     }
     fn sqeuclidean(a: &[Self], b: &[Self]) -> Self {
-        (simd::f64_kernels().sqeuclidean)(a, b)
+        (simd::f64_table().sqeuclidean)(a, b)
     }
     fn dot(a: &[Self], b: &[Self]) -> Self {
-        (simd::f64_kernels().dot)(a, b)
+        (simd::f64_table().dot)(a, b)
     }
     fn manhattan(a: &[Self], b: &[Self]) -> Self {
-        (simd::f64_kernels().manhattan)(a, b)
+        (simd::f64_table().manhattan)(a, b)
     }
     fn gemm_abt(a: ArrayView2<Self>, b: ArrayView2<Self>, out: ArrayViewMut2<Self>, alpha: Self) {
         crate::linalg::faer_gemm_abt(a, b, out, alpha)

@@ -144,7 +144,7 @@ fn kmeans_on_cuda_equals_cpu() {
     assert_eq!(cuda.n_steps, cpu.n_steps);
 }
 
-/// FastPAM1, FastPAM2 and FasterPAM with their candidate scans on the GPU (kernels/
+/// FastPAM1, FastPAM2 and FasterPAM with their candidate scans on the GPU (cuda/
 /// swap_gains.cu), the matrix resident on the device or streamed by candidate rows: the same
 /// medoids, passes and swaps as on the CPU, f32 and f64; a non-dense or integer dissimilarity
 /// is a clear error.

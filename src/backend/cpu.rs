@@ -192,7 +192,7 @@ impl CpuBackend {
                 }
             }
             Plan::Pairs { ny } => {
-                let k = F::kernels();
+                let k = F::simd_table();
                 match metric.kind() {
                     Some(MetricKind::Euclidean) if squared => {
                         fill_rows(xb, y, out, k.sqeuclidean_rows, |_, _, v| v)
@@ -398,7 +398,7 @@ impl Backend for CpuBackend {
         }
         check_centres(&x, &centres, metric)?;
         let (x, c) = (standard_layout(x), standard_layout(centres));
-        let prepared = Centres::new(c.view(), F::kernels().isa);
+        let prepared = Centres::new(c.view(), F::simd_table().isa);
         let root = kind == Some(MetricKind::Euclidean);
         let sub = super::nearest::ROWS;
         Ok(x.axis_chunks_iter(Axis(0), chunk.max(1))
@@ -464,7 +464,7 @@ impl CpuBackend {
         let root = kind == Some(MetricKind::Euclidean);
         if self.fused(kind) {
             // The fused GEMM kernel, exact by refinement (see `nearest`).
-            let prepared = Centres::new(c.view(), F::kernels().isa);
+            let prepared = Centres::new(c.view(), F::simd_table().isa);
             nearest_into(x.view(), &prepared, want_second, out, root);
             return Ok(());
         }

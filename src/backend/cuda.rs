@@ -1,4 +1,4 @@
-//! The CUDA backend (Cargo feature `cuda`): the kernels of `kernels/*.cu`, compiled with NVRTC
+//! The CUDA backend (Cargo feature `cuda`): the kernels of `cuda/*.cu`, compiled with NVRTC
 //! for the device's compute capability when the backend is created, and launched through
 //! cudarc (cuBLAS for the GEMM form of Euclidean distances). Besides the [`Backend`] kernels,
 //! the k-medoids swap scans (`swap.rs`) and power k-means' iterations and the RFF map
@@ -36,9 +36,9 @@ use std::sync::Arc;
 
 /// The CUDA C source of the kernels.
 pub const KERNELS: &str = concat!(
-    include_str!("../../kernels/distances.cu"),
-    include_str!("../../kernels/swap_gains.cu"),
-    include_str!("../../kernels/power.cu")
+    include_str!("../../cuda/distances.cu"),
+    include_str!("../../cuda/swap_gains.cu"),
+    include_str!("../../cuda/power.cu")
 );
 
 /// The element types the kernels are compiled for (f32, f64).

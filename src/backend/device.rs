@@ -87,7 +87,7 @@ enum ExactOp {
 }
 
 /// The dissimilarities of points computed on the host with the operations of the device's
-/// pairwise kernel (`kernels/distances.cu`, compiled without fused multiply-add), in the same
+/// pairwise kernel (`cuda/distances.cu`, compiled without fused multiply-add), in the same
 /// order — IEEE additions, multiplications, divisions and square roots, so every value equals
 /// the device's to the bit — and zero on the diagonal. Only metrics of such operations:
 /// squared Euclidean, Euclidean, Manhattan, Chebyshev and cosine.

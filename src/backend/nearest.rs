@@ -298,7 +298,7 @@ impl<'a, 'c, 'o, F: Scalar> Block<'a, 'c, 'o, F> {
         let mut centred = vec![F::zero(); rows * d];
         let mut norms = Vec::with_capacity(x.nrows());
         let xs = x.as_slice().expect("standard layout");
-        let centre = F::kernels().centre;
+        let centre = F::simd_table().centre;
         for (row, out) in xs.chunks_exact(d).zip(centred.chunks_exact_mut(d)) {
             norms.push(centre(row, &centres.mu, out));
         }

@@ -56,7 +56,7 @@ impl Isa {
 
 /// The three inner loops for one element type and instruction set.
 #[derive(Clone, Copy)]
-pub struct Kernels<T> {
+pub struct SimdTable<T> {
     /// Σ(aᵢ − bᵢ)².
     pub sqeuclidean: fn(&[T], &[T]) -> T,
     /// Σ aᵢbᵢ.
@@ -404,13 +404,13 @@ x86!(
 macro_rules! table {
     ($t:ty, $fn_name:ident, $portable:ident, $avx2:ident, $avx512:ident) => {
         /// The kernel table for `isa`, or `None` when this machine cannot run it.
-        pub fn $fn_name(isa: Isa) -> Option<Kernels<$t>> {
+        pub fn $fn_name(isa: Isa) -> Option<SimdTable<$t>> {
             if !isa.available() {
                 return None;
             }
             Some(match isa {
                 #[cfg(target_arch = "x86_64")]
-                Isa::Avx512 => Kernels {
+                Isa::Avx512 => SimdTable {
                     sqeuclidean: $avx512::sqeuclidean,
                     dot: $avx512::dot,
                     manhattan: $avx512::manhattan,
@@ -421,7 +421,7 @@ macro_rules! table {
                     isa,
                 },
                 #[cfg(target_arch = "x86_64")]
-                Isa::Avx2Fma => Kernels {
+                Isa::Avx2Fma => SimdTable {
                     sqeuclidean: $avx2::sqeuclidean,
                     dot: $avx2::dot,
                     manhattan: $avx2::manhattan,
@@ -431,7 +431,7 @@ macro_rules! table {
                     centre: $avx2::centre,
                     isa,
                 },
-                _ => Kernels {
+                _ => SimdTable {
                     sqeuclidean: $portable::sqeuclidean,
                     dot: $portable::dot,
                     manhattan: $portable::manhattan,
@@ -449,14 +449,14 @@ table!(f32, kernels_f32, portable_f32, avx2_f32, avx512_f32);
 table!(f64, kernels_f64, portable_f64, avx2_f64, avx512_f64);
 
 /// The process-wide f32 kernels (best detected instruction set).
-pub fn f32_kernels() -> &'static Kernels<f32> {
-    static K: OnceLock<Kernels<f32>> = OnceLock::new();
+pub fn f32_table() -> &'static SimdTable<f32> {
+    static K: OnceLock<SimdTable<f32>> = OnceLock::new();
     K.get_or_init(|| kernels_f32(Isa::detect()).expect("detected ISA is available"))
 }
 
 /// The process-wide f64 kernels (best detected instruction set).
-pub fn f64_kernels() -> &'static Kernels<f64> {
-    static K: OnceLock<Kernels<f64>> = OnceLock::new();
+pub fn f64_table() -> &'static SimdTable<f64> {
+    static K: OnceLock<SimdTable<f64>> = OnceLock::new();
     K.get_or_init(|| kernels_f64(Isa::detect()).expect("detected ISA is available"))
 }
 

@@ -6,7 +6,7 @@
 //! Factorisations use Cholesky with adaptive jitter, as MagmaClustR's `chol_inv_jitter`.
 
 use crate::error::{Error, Result};
-use crate::gp::kernel::Kernel;
+use crate::gp::covariance::Covariance;
 use crate::gp::lbfgs::{minimize, Lbfgs};
 use ndarray::{Array1, Array2, ArrayView1, ArrayView2};
 
@@ -71,8 +71,8 @@ pub fn log_det(l: &Array2<f64>) -> f64 {
 /// Parameters of GP regression (the estimator).
 #[derive(Clone, Debug)]
 pub struct GpRegression {
-    /// Kernel (default squared exponential).
-    pub kernel: Kernel,
+    /// Covariance (default squared exponential).
+    pub kernel: Covariance,
     /// Initial kernel log-parameters (default 1 for each, MagmaClustR's research code).
     pub init_params: Option<Vec<f64>>,
     /// Initial log noise variance (default −2).
@@ -88,7 +88,7 @@ pub struct GpRegression {
 impl Default for GpRegression {
     fn default() -> Self {
         GpRegression {
-            kernel: Kernel::SquaredExponential,
+            kernel: Covariance::SquaredExponential,
             init_params: None,
             init_noise: -2.0,
             prior_mean: 0.0,
@@ -101,9 +101,9 @@ impl Default for GpRegression {
 /// A fitted GP.
 #[derive(Clone, Debug, PartialEq)]
 pub struct GpModel {
-    /// Kernel.
-    pub kernel: Kernel,
-    /// Kernel log-parameters.
+    /// Covariance.
+    pub kernel: Covariance,
+    /// Covariance log-parameters.
     pub params: Vec<f64>,
     /// Log noise variance.
     pub noise: f64,
@@ -121,7 +121,7 @@ pub struct GpModel {
 
 /// Negative log marginal likelihood and its gradient (kernel params then noise).
 fn nll_and_grad(
-    kernel: &Kernel,
+    kernel: &Covariance,
     theta: &[f64],
     x: ArrayView2<f64>,
     r: ArrayView1<f64>,
@@ -218,7 +218,10 @@ mod tests {
     fn likelihood_gradient_matches_finite_differences() {
         let x = Array2::from_shape_fn((12, 1), |(i, _)| i as f64 * 0.7);
         let y = x.column(0).mapv(|t| (t * 0.8).sin() * 2.0 + 0.1 * t);
-        let k = Kernel::Sum(Box::new(Kernel::SquaredExponential), Box::new(Kernel::Linear));
+        let k = Covariance::Sum(
+            Box::new(Covariance::SquaredExponential),
+            Box::new(Covariance::Linear),
+        );
         let theta = [0.4, 0.3, -1.0, -0.5, -1.5];
         let mut g = [0.0; 5];
         nll_and_grad(&k, &theta, x.view(), y.view(), 1e-10, &mut g);

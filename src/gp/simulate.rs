@@ -16,8 +16,8 @@
 //! or per task (irregular).
 
 use crate::error::{Error, Result};
+use crate::gp::covariance::Covariance;
 use crate::gp::data::{Task, Tasks};
-use crate::gp::kernel::Kernel;
 use crate::gp::regression::cholesky_jitter;
 use crate::rng::SeededRng;
 use ndarray::{Array1, Array2, Axis};
@@ -116,7 +116,7 @@ impl Simulator {
         }
         let mut rng = SeededRng::seed_from_u64(self.seed);
         let g2 = grid.view().insert_axis(Axis(1)).to_owned();
-        let se = Kernel::SquaredExponential;
+        let se = Covariance::SquaredExponential;
         let (by_cluster, by_task) = match self.scenario {
             Scenario::H00 | Scenario::SchemeA => (false, false),
             Scenario::Hk0 => (true, false),

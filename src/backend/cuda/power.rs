@@ -1,4 +1,4 @@
-//! Random Fourier features and power k-means' iteration on the GPU (`kernels/power.cu`).
+//! Random Fourier features and power k-means' iteration on the GPU (`cuda/power.cu`).
 //!
 //! [`CudaBackend::rff_map`] maps the rows in blocks and returns the features to the host.
 //! [`CudaBackend::power_points_on_device`] keeps the points (the data, or the features) on

@@ -1,4 +1,4 @@
-//! FastPAM1's candidate scans on the GPU (`kernels/swap_gains.cu`) behind [`DeviceGains`].
+//! FastPAM1's candidate scans on the GPU (`cuda/swap_gains.cu`) behind [`DeviceGains`].
 //!
 //! The candidates' rows of the dissimilarity come from a matrix in host memory, or from the
 //! points themselves on the device (then no n × n matrix exists on the host: the host's

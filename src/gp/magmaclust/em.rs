@@ -6,8 +6,8 @@
 use super::{HyperPosterior, MagmaClust};
 use crate::error::Result;
 use crate::estimator::Fit;
+use crate::gp::covariance::Covariance;
 use crate::gp::data::Tasks;
-use crate::gp::kernel::Kernel;
 use crate::gp::lbfgs::minimize;
 use crate::gp::regression::{cholesky_jitter, inverse_from_cholesky, log_det, solve_lower};
 use ndarray::{Array1, Array2, ArrayView2};
@@ -17,7 +17,7 @@ use std::f64::consts::PI;
 /// `½ tr(Σ⁻¹A) + ½ W log|Σ| + ½ W n log 2π` and its gradient in the kernel's log-parameters
 /// (and the log noise, when given): the shared form of every VM objective.
 pub(super) fn gaussian_objective(
-    kernel: &Kernel,
+    kernel: &Covariance,
     params: &[f64],
     noise: Option<f64>,
     x: ArrayView2<f64>,
@@ -31,7 +31,7 @@ pub(super) fn gaussian_objective(
 /// [`gaussian_objective`] with `Σ = K + plus` (a fixed covariance added to the kernel's).
 #[allow(clippy::too_many_arguments)]
 pub(super) fn gaussian_objective_plus(
-    kernel: &Kernel,
+    kernel: &Covariance,
     params: &[f64],
     noise: Option<f64>,
     x: ArrayView2<f64>,

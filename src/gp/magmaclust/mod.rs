@@ -39,8 +39,8 @@ mod tests;
 use crate::error::{Error, Result};
 use crate::estimator::shared_setters;
 use crate::estimator::Clustering;
+use crate::gp::covariance::Covariance;
 use crate::gp::data::Tasks;
-use crate::gp::kernel::Kernel;
 use crate::gp::lbfgs::Lbfgs;
 use em::{mean_scatters, memberships, TaskScatters};
 use ndarray::{Array1, Array2};
@@ -62,10 +62,10 @@ pub use predict::MagmaPrediction;
 pub struct MagmaClust {
     /// Number of clusters K (1 is Magma).
     pub k: usize,
-    /// Kernel of the mean processes (default squared exponential).
-    pub kernel_k: Kernel,
-    /// Kernel of the tasks (default squared exponential).
-    pub kernel_i: Kernel,
+    /// Covariance of the mean processes (default squared exponential).
+    pub kernel_k: Covariance,
+    /// Covariance of the tasks (default squared exponential).
+    pub kernel_i: Covariance,
     /// Mean-process hyper-parameters shared across clusters (default true).
     pub common_hp_k: bool,
     /// Task hyper-parameters shared across tasks (default true).
@@ -91,8 +91,8 @@ impl MagmaClust {
     pub fn new(k: usize) -> Self {
         MagmaClust {
             k,
-            kernel_k: Kernel::SquaredExponential,
-            kernel_i: Kernel::SquaredExponential,
+            kernel_k: Covariance::SquaredExponential,
+            kernel_i: Covariance::SquaredExponential,
             common_hp_k: true,
             common_hp_i: true,
             prior_mean: 0.0,

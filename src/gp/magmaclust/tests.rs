@@ -20,7 +20,7 @@ fn vm_gradient_matches_finite_differences() {
     let p = [0.4, 0.2, -1.0];
     let mut g = [0.0; 3];
     gaussian_objective(
-        &Kernel::SquaredExponential,
+        &Covariance::SquaredExponential,
         &p[..2],
         Some(p[2]),
         x.view(),
@@ -36,7 +36,7 @@ fn vm_gradient_matches_finite_differences() {
         let mut t = [0.0; 3];
         let f = |q: &[f64; 3], t: &mut [f64; 3]| {
             gaussian_objective(
-                &Kernel::SquaredExponential,
+                &Covariance::SquaredExponential,
                 &q[..2],
                 Some(q[2]),
                 x.view(),
@@ -63,8 +63,11 @@ fn marginal_objective_gradient_matches_finite_differences() {
         .view()
         .insert_axis(ndarray::Axis(1))
         .dot(&r.view().insert_axis(ndarray::Axis(0)));
-    let plus = Kernel::SquaredExponential.matrix(&[-1.0, 0.5], x.view(), x.view());
-    let kernel = Kernel::Sum(Box::new(Kernel::SquaredExponential), Box::new(Kernel::Periodic));
+    let plus = Covariance::SquaredExponential.matrix(&[-1.0, 0.5], x.view(), x.view());
+    let kernel = Covariance::Sum(
+        Box::new(Covariance::SquaredExponential),
+        Box::new(Covariance::Periodic),
+    );
     let p = [0.2, 0.1, -0.3, 0.4, 1.0, -2.0];
     let f = |q: &[f64], g: &mut [f64]| {
         gaussian_objective_plus(
@@ -124,14 +127,14 @@ struct Dense {
 
 fn dense(data: &Tasks, hp_k: &[f64], hp_i: &[Vec<f64>]) -> Dense {
     let rows: Vec<usize> = data.index.concat();
-    let c = Kernel::SquaredExponential.matrix(hp_k, data.grid.view(), data.grid.view());
+    let c = Covariance::SquaredExponential.matrix(hp_k, data.grid.view(), data.grid.view());
     let p = Array2::from_shape_fn((rows.len(), data.grid.nrows()), |(a, g)| {
         f64::from(u8::from(rows[a] == g))
     });
     let mut s = p.dot(&c).dot(&p.t());
     let mut at = 0;
     for (t, h) in data.tasks.iter().zip(hp_i) {
-        let block = Kernel::SquaredExponential.matrix_with_noise(&h[..2], h[2], t.inputs.view());
+        let block = Covariance::SquaredExponential.matrix_with_noise(&h[..2], h[2], t.inputs.view());
         let m = block.nrows();
         s.slice_mut(ndarray::s![at..at + m, at..at + m])
             .zip_mut_with(&block, |a, b| *a += b);

@@ -77,7 +77,7 @@ mod float {
     }
 }
 
-/// The device path without a device: a CPU twin of `kernels/swap_gains.cu` (the same grouped
+/// The device path without a device: a CPU twin of `cuda/swap_gains.cu` (the same grouped
 /// scan, per medoid then the shared gain) behind [`DeviceGains`], driving the device loops of
 /// FastPAM1, FastPAM2 and FasterPAM (state reloads, batches, chunks).
 mod device_loops {

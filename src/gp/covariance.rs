@@ -1,5 +1,7 @@
-//! Covariance kernels on log-parameters with analytic gradients, parameterised as MagmaClustR
-//! 1.2.1 (`R/kernels.R`), so that fitted hyper-parameters read the same:
+//! Covariance functions (the GP literature's kernels, named so here to tell them from the
+//! kernel methods of [`crate::kernel`]) on log-parameters with analytic gradients,
+//! parameterised as MagmaClustR 1.2.1 (`R/kernels.R`), so that fitted hyper-parameters read
+//! the same:
 //!
 //! - squared exponential `exp(v − ½·e^(−ℓ)·‖x − x'‖²)` (params v, ℓ; the default);
 //! - periodic `exp(v − 2·e^(−ℓ)·Σ_d sin²(π|x_d − x'_d| / e^p))` (params v, ℓ, p);
@@ -8,14 +10,14 @@
 //! - sums and products of kernels (parameters concatenated, left then right).
 //!
 //! A noise term `e^n` is added where two inputs coincide (`Σ_d |x_d − x'_d| < 1e-6`, as the
-//! reference), through [`Kernel::matrix_with_noise`].
+//! reference), through [`Covariance::matrix_with_noise`].
 
 use ndarray::{Array2, ArrayView1, ArrayView2};
 use std::f64::consts::PI;
 
 /// A covariance kernel.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Kernel {
+pub enum Covariance {
     /// Squared exponential (v, ℓ).
     SquaredExponential,
     /// Periodic (v, ℓ, p).
@@ -25,17 +27,17 @@ pub enum Kernel {
     /// Linear (s, o).
     Linear,
     /// Sum of two kernels.
-    Sum(Box<Kernel>, Box<Kernel>),
+    Sum(Box<Covariance>, Box<Covariance>),
     /// Product of two kernels.
-    Product(Box<Kernel>, Box<Kernel>),
+    Product(Box<Covariance>, Box<Covariance>),
 }
 
 /// MagmaClustR's names: `SE`, `PERIO`, `RQ`, `LIN`, combined with `+` and `*` (`*` binds
 /// tighter; both associate to the left), e.g. `SE + PERIO * LIN`.
-impl std::str::FromStr for Kernel {
+impl std::str::FromStr for Covariance {
     type Err = crate::error::Error;
     fn from_str(s: &str) -> crate::error::Result<Self> {
-        let combine = |parts: Vec<Kernel>, f: fn(Box<Kernel>, Box<Kernel>) -> Kernel| {
+        let combine = |parts: Vec<Covariance>, f: fn(Box<Covariance>, Box<Covariance>) -> Covariance| {
             parts
                 .into_iter()
                 .reduce(|a, b| f(Box::new(a), Box::new(b)))
@@ -47,10 +49,10 @@ impl std::str::FromStr for Kernel {
                 let factors = term
                     .split('*')
                     .map(|name| match name.trim().to_ascii_uppercase().as_str() {
-                        "SE" => Ok(Kernel::SquaredExponential),
-                        "PERIO" => Ok(Kernel::Periodic),
-                        "RQ" => Ok(Kernel::RationalQuadratic),
-                        "LIN" => Ok(Kernel::Linear),
+                        "SE" => Ok(Covariance::SquaredExponential),
+                        "PERIO" => Ok(Covariance::Periodic),
+                        "RQ" => Ok(Covariance::RationalQuadratic),
+                        "LIN" => Ok(Covariance::Linear),
                         _ => Err(crate::error::Error::param(
                             "kernel",
                             s,
@@ -58,22 +60,22 @@ impl std::str::FromStr for Kernel {
                         )),
                     })
                     .collect::<crate::error::Result<Vec<_>>>()?;
-                Ok(combine(factors, Kernel::Product))
+                Ok(combine(factors, Covariance::Product))
             })
             .collect::<crate::error::Result<Vec<_>>>()?;
-        Ok(combine(sum, Kernel::Sum))
+        Ok(combine(sum, Covariance::Sum))
     }
 }
 
-impl std::fmt::Display for Kernel {
+impl std::fmt::Display for Covariance {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Kernel::SquaredExponential => write!(f, "SE"),
-            Kernel::Periodic => write!(f, "PERIO"),
-            Kernel::RationalQuadratic => write!(f, "RQ"),
-            Kernel::Linear => write!(f, "LIN"),
-            Kernel::Sum(a, b) => write!(f, "{a} + {b}"),
-            Kernel::Product(a, b) => {
+            Covariance::SquaredExponential => write!(f, "SE"),
+            Covariance::Periodic => write!(f, "PERIO"),
+            Covariance::RationalQuadratic => write!(f, "RQ"),
+            Covariance::Linear => write!(f, "LIN"),
+            Covariance::Sum(a, b) => write!(f, "{a} + {b}"),
+            Covariance::Product(a, b) => {
                 // A sum inside a product cannot be written without brackets, which the
                 // names do not have; parsing never builds one.
                 write!(f, "{a} * {b}")
@@ -85,21 +87,21 @@ impl std::fmt::Display for Kernel {
 /// Two inputs are the same point when their coordinates differ by less than this in total.
 pub const SAME_INPUT: f64 = 1e-6;
 
-impl Kernel {
+impl Covariance {
     /// Number of log-parameters.
     pub fn n_params(&self) -> usize {
         match self {
-            Kernel::SquaredExponential | Kernel::Linear => 2,
-            Kernel::Periodic | Kernel::RationalQuadratic => 3,
-            Kernel::Sum(a, b) | Kernel::Product(a, b) => a.n_params() + b.n_params(),
+            Covariance::SquaredExponential | Covariance::Linear => 2,
+            Covariance::Periodic | Covariance::RationalQuadratic => 3,
+            Covariance::Sum(a, b) | Covariance::Product(a, b) => a.n_params() + b.n_params(),
         }
     }
 
     /// `k(a, b)` at log-parameters `p`.
     pub fn eval(&self, p: &[f64], a: ArrayView1<f64>, b: ArrayView1<f64>) -> f64 {
         match self {
-            Kernel::SquaredExponential => (p[0] - 0.5 * (-p[1]).exp() * sq_dist(a, b)).exp(),
-            Kernel::Periodic => {
+            Covariance::SquaredExponential => (p[0] - 0.5 * (-p[1]).exp() * sq_dist(a, b)).exp(),
+            Covariance::Periodic => {
                 let s: f64 = a
                     .iter()
                     .zip(b)
@@ -107,16 +109,16 @@ impl Kernel {
                     .sum();
                 (p[0] - 2.0 * (-p[1]).exp() * s).exp()
             }
-            Kernel::RationalQuadratic => {
+            Covariance::RationalQuadratic => {
                 let alpha = p[2].exp();
                 p[0].exp() * (1.0 + sq_dist(a, b) / (2.0 * p[1].exp() * alpha)).powf(-alpha)
             }
-            Kernel::Linear => p[0].exp() * a.dot(&b) + p[1].exp(),
-            Kernel::Sum(l, r) => {
+            Covariance::Linear => p[0].exp() * a.dot(&b) + p[1].exp(),
+            Covariance::Sum(l, r) => {
                 let m = l.n_params();
                 l.eval(&p[..m], a, b) + r.eval(&p[m..], a, b)
             }
-            Kernel::Product(l, r) => {
+            Covariance::Product(l, r) => {
                 let m = l.n_params();
                 l.eval(&p[..m], a, b) * r.eval(&p[m..], a, b)
             }
@@ -126,14 +128,14 @@ impl Kernel {
     /// `∂k(a, b)/∂pⱼ` for every log-parameter, into `out`; returns `k(a, b)`.
     pub fn grad(&self, p: &[f64], a: ArrayView1<f64>, b: ArrayView1<f64>, out: &mut [f64]) -> f64 {
         match self {
-            Kernel::SquaredExponential => {
+            Covariance::SquaredExponential => {
                 let d2 = sq_dist(a, b);
                 let k = (p[0] - 0.5 * (-p[1]).exp() * d2).exp();
                 out[0] = k;
                 out[1] = k * 0.5 * (-p[1]).exp() * d2;
                 k
             }
-            Kernel::Periodic => {
+            Covariance::Periodic => {
                 let period = p[2].exp();
                 let (mut s, mut ds) = (0.0, 0.0);
                 for (x, y) in a.iter().zip(b) {
@@ -149,7 +151,7 @@ impl Kernel {
                 out[2] = -k * c * ds;
                 k
             }
-            Kernel::RationalQuadratic => {
+            Covariance::RationalQuadratic => {
                 let (var, l, alpha) = (p[0].exp(), p[1].exp(), p[2].exp());
                 let d2 = sq_dist(a, b);
                 let base = 1.0 + d2 / (2.0 * l * alpha);
@@ -161,18 +163,18 @@ impl Kernel {
                 out[2] = k * alpha * (-base.ln() + (d2 / (2.0 * l * alpha)) / base);
                 k
             }
-            Kernel::Linear => {
+            Covariance::Linear => {
                 let dot = a.dot(&b);
                 out[0] = p[0].exp() * dot;
                 out[1] = p[1].exp();
                 out[0] + out[1]
             }
-            Kernel::Sum(l, r) => {
+            Covariance::Sum(l, r) => {
                 let m = l.n_params();
                 let (ol, or) = out.split_at_mut(m);
                 l.grad(&p[..m], a, b, ol) + r.grad(&p[m..], a, b, or)
             }
-            Kernel::Product(l, r) => {
+            Covariance::Product(l, r) => {
                 let m = l.n_params();
                 let (ol, or) = out.split_at_mut(m);
                 let kl = l.grad(&p[..m], a, b, ol);
@@ -252,19 +254,19 @@ mod tests {
     use super::*;
     use ndarray::array;
 
-    fn kernels() -> Vec<(Kernel, Vec<f64>)> {
-        let se = Kernel::SquaredExponential;
+    fn kernels() -> Vec<(Covariance, Vec<f64>)> {
+        let se = Covariance::SquaredExponential;
         vec![
             (se.clone(), vec![0.3, -0.2]),
-            (Kernel::Periodic, vec![0.1, 0.4, 0.7]),
-            (Kernel::RationalQuadratic, vec![0.2, 0.5, -0.3]),
-            (Kernel::Linear, vec![-0.5, 0.2]),
+            (Covariance::Periodic, vec![0.1, 0.4, 0.7]),
+            (Covariance::RationalQuadratic, vec![0.2, 0.5, -0.3]),
+            (Covariance::Linear, vec![-0.5, 0.2]),
             (
-                Kernel::Sum(Box::new(se.clone()), Box::new(Kernel::Linear)),
+                Covariance::Sum(Box::new(se.clone()), Box::new(Covariance::Linear)),
                 vec![0.3, -0.2, -0.5, 0.2],
             ),
             (
-                Kernel::Product(Box::new(se), Box::new(Kernel::Periodic)),
+                Covariance::Product(Box::new(se), Box::new(Covariance::Periodic)),
                 vec![0.3, -0.2, 0.1, 0.4, 0.7],
             ),
         ]
@@ -304,29 +306,29 @@ mod tests {
             "SE * LIN",
             "SE + PERIO * LIN",
         ] {
-            let k: Kernel = name.parse().unwrap();
+            let k: Covariance = name.parse().unwrap();
             assert_eq!(k.to_string(), name);
         }
-        let k: Kernel = "se+perio*lin".parse().unwrap();
+        let k: Covariance = "se+perio*lin".parse().unwrap();
         assert_eq!(k.n_params(), 2 + 3 + 2);
-        assert!(matches!(k, Kernel::Sum(_, _)));
-        assert!("SE + MATERN".parse::<Kernel>().is_err());
+        assert!(matches!(k, Covariance::Sum(_, _)));
+        assert!("SE + MATERN".parse::<Covariance>().is_err());
     }
 
     #[test]
     fn squared_exponential_is_the_reference_form() {
         // exp(v − ½ e^(−ℓ) d²) with v = ln 2, ℓ = ln 4, d² = 8: 2·exp(−1).
-        let k = Kernel::SquaredExponential.eval(
+        let k = Covariance::SquaredExponential.eval(
             &[2f64.ln(), 4f64.ln()],
             array![0.0, 0.0].view(),
             array![2.0, 2.0].view(),
         );
         assert!((k - 2.0 * (-1.0f64).exp()).abs() < 1e-15);
         let x = array![[0.0], [1.0], [1.0 + 1e-8]];
-        let m = Kernel::SquaredExponential.matrix_with_noise(&[0.0, 0.0], 0.0, x.view());
+        let m = Covariance::SquaredExponential.matrix_with_noise(&[0.0, 0.0], 0.0, x.view());
         // Noise e^0 = 1 on the diagonal and between the two coinciding inputs.
         assert!((m[[0, 0]] - 2.0).abs() < 1e-15 && (m[[1, 2]] - 2.0).abs() < 1e-7 && m[[0, 1]] < 1.0);
-        let (k2, g) = Kernel::SquaredExponential.matrix_with_grads(&[0.0, 0.0], Some(0.0), x.view());
+        let (k2, g) = Covariance::SquaredExponential.matrix_with_grads(&[0.0, 0.0], Some(0.0), x.view());
         assert_eq!(k2, m);
         assert_eq!(g.len(), 3);
         assert_eq!(g[2][[1, 2]], 1.0);
