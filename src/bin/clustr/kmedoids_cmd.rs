@@ -267,11 +267,18 @@ fn fit<F: Scalar + KValue<Loss = f64>>(method: &str, algo: Algo, a: &Args) -> Cl
                 }
             };
             let fit_s = secs(t1);
-            let sil = if a.silhouette {
-                let otf = OnTheFly::new(x.view(), metric).map_err(prefixed)?;
-                Some((model.silhouette(&otf)?, model.medoid_silhouette(&otf)?))
-            } else {
-                None
+            // The silhouette reads every distance: from a matrix again where the fit held one
+            // (the swap methods on the host: O(n²) reads, not O(n²·d) distances), else on the fly.
+            let sil = match (a.silhouette, &algo) {
+                (false, _) => None,
+                (true, Algo::Swap(_)) if !backend.assigns_off_host() => {
+                    let dm = DenseMatrix::from_points(x.view(), &metric, backend).map_err(prefixed)?;
+                    Some((model.silhouette(&dm)?, model.medoid_silhouette(&dm)?))
+                }
+                (true, _) => {
+                    let otf = OnTheFly::new(x.view(), metric).map_err(prefixed)?;
+                    Some((model.silhouette(&otf)?, model.medoid_silhouette(&otf)?))
+                }
             };
             let predictor = predictor_of(&model, &x)?;
             (model, predictor, Some(x.ncols()), 0.0, fit_s, sil)
