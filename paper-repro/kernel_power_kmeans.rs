@@ -27,8 +27,8 @@
 //!     cargo run --release --example kernel_power_kmeans -- --grid [--seeds 30 --n 300]
 //!     cargo run --release --example kernel_power_kmeans -- --scaling [--max-n 1000000]
 
-#[path = "provenance.rs"]
-mod provenance;
+#[path = "study.rs"]
+mod study;
 
 use clustr::datasets::{circles, load, moons, uniform, Dataset};
 use clustr::eval::{accuracy, adjusted_rand_index, normalized_mutual_info, purity};
@@ -777,21 +777,21 @@ fn main() -> clustr::Result<()> {
         let text = grid_study(seeds, n)?;
         println!("{text}");
         let p = results.join("kernel_power_kmeans_grid.md");
-        let text = provenance::header(rayon::current_num_threads()) + &text;
+        let text = study::header(rayon::current_num_threads()) + &text;
         std::fs::write(&p, text).map_err(|e| clustr::Error::io(&p, e))?;
     } else if std::env::args().any(|a| a == "--scaling") {
         let max_n = arg("--max-n").map_or(1_000_000, |v| v.parse().expect("a count"));
         let text = scaling_study(max_n)?;
         println!("{text}");
         let p = results.join("kernel_power_kmeans_scaling.md");
-        let text = provenance::header(rayon::current_num_threads()) + &text;
+        let text = study::header(rayon::current_num_threads()) + &text;
         std::fs::write(&p, text).map_err(|e| clustr::Error::io(&p, e))?;
     } else {
         let seeds = arg("--seeds").map_or(10, |v| v.parse().expect("a count"));
         let text = accuracy_study(seeds)?;
         println!("{text}");
         let p = results.join("kernel_power_kmeans.md");
-        let text = provenance::header(rayon::current_num_threads()) + &text;
+        let text = study::header(rayon::current_num_threads()) + &text;
         std::fs::write(&p, text).map_err(|e| clustr::Error::io(&p, e))?;
     }
     Ok(())

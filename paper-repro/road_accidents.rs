@@ -28,8 +28,8 @@
 //! HDBSCAN (not in the paper; it needs no eps) gets the same min_samples and clusters of at
 //! least 5 × min_samples crashes, as OPTICS.
 
-#[path = "provenance.rs"]
-mod provenance;
+#[path = "study.rs"]
+mod study;
 
 use clustr::datasets::GeoHotspots;
 use clustr::density::{Dbscan, Hdbscan, Optics};
@@ -273,7 +273,7 @@ fn main() -> clustr::Result<()> {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("paper-repro/results");
     std::fs::write(
         dir.join("road_accidents.md"),
-        provenance::header(rayon::current_num_threads()) + &out,
+        study::header(rayon::current_num_threads()) + &out,
     )
     .map_err(|e| clustr::Error::io(dir.join("road_accidents.md"), e))?;
     draw_map(&geo, &db.labels, &dir.join("road_accidents.png"))?;
