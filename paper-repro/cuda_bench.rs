@@ -18,6 +18,9 @@
 //! through CLUSTR_CUDA_PTX).
 //!
 //!     cargo run --release --features cuda --example cuda_bench [-- --n 50000 --pam-n 20000,50000]
+//!
+//! Prints its provenance header first. `--quick` shrinks every size (n = 2,000, FasterPAM
+//! n = 1,000, RFF n = 10,000); CI runs `--quick --cpu-only`, as it has no GPU.
 
 use clustr::backend::cuda::{compile_kernels, CudaBackend};
 use clustr::kernel::{RffKpkm, Schedule};
@@ -28,12 +31,9 @@ use ndarray::Array2;
 use rand::{Rng, SeedableRng};
 use std::time::Instant;
 
-fn arg(name: &str) -> Option<String> {
-    let args: Vec<String> = std::env::args().collect();
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1).cloned())
-}
+#[path = "study.rs"]
+mod study;
+use study::arg;
 
 fn blobs(n: usize, d: usize, k: usize, seed: u64) -> Array2<f32> {
     let mut rng = SeededRng::seed_from_u64(seed);
@@ -71,7 +71,13 @@ fn fasterpam_end_to_end(x: &Array2<f32>, backend: &AnyBackend) -> clustr::Result
 
 fn pam_sizes() -> Vec<usize> {
     arg("--pam-n")
-        .unwrap_or_else(|| "20000,50000".into())
+        .unwrap_or_else(|| {
+            if study::quick() {
+                "1000".into()
+            } else {
+                "20000,50000".into()
+            }
+        })
         .split(',')
         .map(|v| v.parse().expect("a number"))
         .collect()
@@ -85,7 +91,8 @@ fn main() -> clustr::Result<()> {
         eprintln!("wrote the kernels' PTX for compute_{arch} to {path}");
         return Ok(());
     }
-    if std::env::args().any(|a| a == "--cpu-only") {
+    print!("{}", study::header(rayon::current_num_threads()));
+    if study::flag("--cpu-only") {
         let threads = rayon::current_num_threads();
         println!("| FasterPAM, k = 100, d = 16, f32, CPU only | {threads} threads | swaps | loss |\n|---|---|---|---|");
         for n in pam_sizes() {
@@ -103,7 +110,7 @@ fn main() -> clustr::Result<()> {
     let gemm = gpu.sgemm_gflops(8192)?;
     println!("| cuBLAS SGEMM 8192³ | | {gemm:.0} GFLOP/s | | the yardstick |");
 
-    let n: usize = arg("--n").map_or(50_000, |v| v.parse().expect("a number"));
+    let n: usize = study::value("--n", if study::quick() { 2_000 } else { 50_000 });
     let d = 64;
     let x = blobs(n, d, 100, 1);
     let mut out_cpu = Array2::<f32>::zeros((n, n));
@@ -170,7 +177,7 @@ fn main() -> clustr::Result<()> {
         );
     }
 
-    let rff_n: usize = arg("--rff-n").map_or(1_000_000, |v| v.parse().expect("a number"));
+    let rff_n: usize = study::value("--rff-n", if study::quick() { 10_000 } else { 1_000_000 });
     let x = blobs(rff_n, 16, 10, 5);
     // One run, as in the CPU-vs-GPU comparison this bench was written for.
     let params = RffKpkm::new(10)

@@ -17,6 +17,8 @@
 //!
 //!     cargo run --release --example magmaclust [-- --reps 100]
 //!     cargo run --release --example magmaclust -- --scaling
+//!
+//! `--quick`: one replicate; M = 20 and 40 tasks for `--scaling` (seconds; CI runs both).
 
 #[path = "study.rs"]
 mod study;
@@ -28,13 +30,6 @@ use clustr::Fit;
 use ndarray::{s, Array1, Array2};
 use std::fmt::Write as _;
 use std::time::Instant;
-
-fn arg(name: &str) -> Option<String> {
-    let args: Vec<String> = std::env::args().collect();
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1).cloned())
-}
 
 fn mean_sd(v: &[f64]) -> (f64, f64) {
     let n = v.len() as f64;
@@ -193,7 +188,7 @@ fn study(reps: u64) -> clustr::Result<String> {
             p.var.as_slice().unwrap(),
             &cluster_means,
             (&t_obs.column(0).to_vec(), y_obs.as_slice().unwrap()),
-            "paper-repro/results/magmaclust_prediction.png",
+            study::results_dir().join("magmaclust_prediction.png"),
         )?;
     }
     let paper = [
@@ -287,7 +282,12 @@ fn scaling(max_irregular: usize) -> clustr::Result<String> {
     writeln!(md, "| inputs | M | grid size | iterations | train s | s per iteration | ms per iteration per 100 tasks |").unwrap();
     writeln!(md, "|---|---|---|---|---|---|---|").unwrap();
     for common in [true, false] {
-        for m in [50, 100, 200, 500, 1000, 2000, 5000] {
+        let sizes: &[usize] = if study::quick() {
+            &[20, 40]
+        } else {
+            &[50, 100, 200, 500, 1000, 2000, 5000]
+        };
+        for &m in sizes {
             if !common && m > max_irregular {
                 continue;
             }
@@ -320,19 +320,15 @@ fn main() -> clustr::Result<()> {
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(1)
         .build()
-        .expect("one thread");
-    std::fs::create_dir_all("paper-repro/results")
-        .map_err(|e| clustr::Error::io("paper-repro/results", e))?;
-    let (md, path) = if std::env::args().any(|a| a == "--scaling") {
-        let max_irregular = arg("--max-m-irregular").map_or(5000, |v| v.parse().expect("a number"));
-        (
-            pool.install(|| scaling(max_irregular))?,
-            "paper-repro/results/magmaclust_scaling.md",
-        )
+        .map_err(|e| clustr::Error::param("threads", 1, e.to_string()))?;
+    let (md, name) = if study::flag("--scaling") {
+        let max_irregular = study::value("--max-m-irregular", 5000);
+        (pool.install(|| scaling(max_irregular))?, "magmaclust_scaling.md")
     } else {
-        let reps = arg("--reps").map_or(100, |v| v.parse().expect("a number"));
-        (pool.install(|| study(reps))?, "paper-repro/results/magmaclust.md")
+        let reps = study::value("--reps", if study::quick() { 1 } else { 100 });
+        (pool.install(|| study(reps))?, "magmaclust.md")
     };
     print!("{md}");
-    std::fs::write(path, study::header(1) + &md).map_err(|e| clustr::Error::io(path, e))
+    study::write(name, 1, &md)?;
+    Ok(())
 }

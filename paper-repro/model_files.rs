@@ -3,7 +3,8 @@
 //! serialisation, to a file and back, in both encodings: the median of 5 runs with min–max,
 //! and the file size. The crossover sets `clustr::model_file::INLINE_MAX`.
 //!
-//! `cargo run --release --example model_files` writes paper-repro/results/model_files.md.
+//! `cargo run --release --example model_files` writes paper-repro/results/model_files.md;
+//! `--quick` measures two sizes, twice each (CI runs it).
 
 #[path = "study.rs"]
 mod study;
@@ -15,29 +16,41 @@ use std::time::Instant;
 
 fn median_min_max(mut v: Vec<f64>) -> (f64, f64, f64) {
     v.sort_by(f64::total_cmp);
-    (v[v.len() / 2], v[0], v[v.len() - 1])
+    let m = v.len() / 2;
+    let median = if v.len() % 2 == 1 {
+        v[m]
+    } else {
+        (v[m - 1] + v[m]) / 2.0
+    };
+    (median, v[0], v[v.len() - 1])
 }
 
-fn main() {
+fn main() -> clustr::Result<()> {
+    let quick = study::quick();
+    let (sizes, repeats) = if quick {
+        (vec![500usize, 8_192], 2)
+    } else {
+        (vec![500usize, 2_048, 8_192, 65_536, 524_288, 2_097_152], 5)
+    };
     let dir = tempfile::tempdir().expect("temporary folder");
     let path = dir.path().join("array.json");
     let mut rng = clustr::rng::SeededRng::seed_from_u64(1);
-    let mut out = String::from(
+    let mut out = format!(
         "# Model files: JSON numbers against base64 bytes\n\n\
          A float64 array of n × 2 random values (as DBSCAN's core points) written to a file \
          and read back through the model files' serialisation (serde_json, float round trip), \
-         median of 5 runs with min–max, milliseconds; size in bytes per element.\n\n\
+         median of {repeats} runs with min–max, milliseconds; size in bytes per element.\n\n\
          | elements | numbers: write | read | bytes/elt | base64: write | read | bytes/elt | read, numbers ÷ base64 |\n\
          |---|---|---|---|---|---|---|---|\n",
     );
-    for n in [500usize, 2_048, 8_192, 65_536, 524_288, 2_097_152] {
+    for n in sizes {
         let a = Array2::from_shape_simple_fn((n, 2), || rng.random::<f64>() * 360.0 - 180.0);
         let mut row = format!("| {} |", 2 * n);
         let mut reads = Vec::new();
         for encoding in [Encoding::Numbers, Encoding::Base64] {
             let (mut w, mut r) = (Vec::new(), Vec::new());
             let mut size = 0;
-            for _ in 0..5 {
+            for _ in 0..repeats {
                 let t = Instant::now();
                 let s = StoredArray::encoded(&a, encoding);
                 let file = std::io::BufWriter::new(std::fs::File::create(&path).expect("file"));
@@ -72,7 +85,6 @@ fn main() {
             JSON numbers cost under half a millisecond up to a few thousand elements. So model \
             files keep arrays of up to `INLINE_MAX` = 4,096 elements as numbers (readable: \
             centres, weights) and larger ones as base64 (core points, feature maps).\n";
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("paper-repro/results/model_files.md");
-    std::fs::write(&path, study::header(1) + &out).expect("results written");
-    println!("wrote {}", path.display());
+    study::write("model_files.md", 1, &out)?;
+    Ok(())
 }

@@ -5,6 +5,8 @@
 //! Prints markdown and writes paper-repro/results/ppp.md.
 //!
 //!     cargo run --release --example ppp_study -- [--seeds 20] [--runs 20]
+//!
+//! `--quick`: the first blobs and iris, 2 seeds and 2 runs (seconds; CI runs it).
 
 #[path = "study.rs"]
 mod study;
@@ -19,14 +21,6 @@ use ndarray::{array, Array2, Axis};
 use std::collections::HashSet;
 use std::fmt::Write;
 use std::time::Instant;
-
-fn arg(name: &str, default: usize) -> usize {
-    let args: Vec<String> = std::env::args().collect();
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1))
-        .map_or(default, |v| v.parse().expect("a number"))
-}
 
 fn standardised(x: Array2<f64>) -> Array2<f64> {
     let mean = x.mean_axis(Axis(0)).unwrap();
@@ -69,9 +63,10 @@ fn real(name: &str, standardise: bool, covariance: CovarianceType) -> Case {
 }
 
 fn main() -> clustr::Result<()> {
-    let n_seeds = arg("--seeds", 20) as u64;
-    let runs = arg("--runs", 20);
-    let cases = vec![
+    let quick = study::quick();
+    let n_seeds: u64 = study::value("--seeds", if quick { 2 } else { 20 });
+    let runs = study::value("--runs", if quick { 2 } else { 20 });
+    let mut cases = vec![
         blobs(
             "blobs k=3, 2-d, isotropic",
             Blobs::new(600, 3).center_box(-20.0, 20.0).seed(1),
@@ -109,6 +104,9 @@ fn main() -> clustr::Result<()> {
         real("wine", true, CovarianceType::Full),
         real("digits", false, CovarianceType::Diag),
     ];
+    if quick {
+        cases.retain(|c| c.name.starts_with("blobs k=3") || c.name == "iris");
+    }
     let mut out = String::new();
     writeln!(
         out,
@@ -193,8 +191,6 @@ fn main() -> clustr::Result<()> {
     out.push_str("\nPer-k tables (seed 0):\n");
     out.push_str(&tables);
     println!("{out}");
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("paper-repro/results/ppp.md");
-    std::fs::write(&path, study::header(rayon::current_num_threads()) + &out)
-        .map_err(|e| clustr::Error::io(&path, e))?;
+    study::write("ppp.md", rayon::current_num_threads(), &out)?;
     Ok(())
 }

@@ -8,14 +8,17 @@
 //!   non-numeric coordinate are skipped and counted; e.g. Kaggle's US-Accidents uses
 //!   `Start_Lat` and `Start_Lng`),
 //!
-//! and prints clusters found, noise share, silhouette (haversine, on a sample of 5,000
-//! clustered points), Calinski–Harabasz and Davies–Bouldin (on kilometre coordinates of an
-//! equirectangular projection), and time; noise points are left out of the three indices.
+//! and prints clusters found, noise share, ARI and NMI against the planted hotspots (generator
+//! only), silhouette (haversine, on a sample of 5,000 points), Calinski–Harabasz and
+//! Davies–Bouldin (on kilometre coordinates of an equirectangular projection), and time. The
+//! internal indices are given on the clustered points and with noise as one more cluster, side
+//! by side: either alone favours or penalises the methods that call points noise.
 //! Writes the table to paper-repro/results/road_accidents.md and a map of the DBSCAN hotspots
 //! to paper-repro/results/road_accidents.png.
 //!
 //!     cargo run --release --example road_accidents -- [--csv crashes.csv --lat-col Start_Lat --lon-col Start_Lng]
 //!         [--eps-m 300] [--min-samples 10] [--k 40]
+//!     cargo run --release --example road_accidents -- --quick    # 4 hotspots (CI runs it)
 //!
 //! Parameters and why: eps = 300 m because a hotspot is a stretch of road a few hundred
 //! metres long and crashes on it lie within tens of metres of each other (US-Accidents
@@ -33,7 +36,9 @@ mod study;
 
 use clustr::datasets::GeoHotspots;
 use clustr::density::{Dbscan, Hdbscan, Optics};
-use clustr::eval::{calinski_harabasz, davies_bouldin, silhouette_score};
+use clustr::eval::{
+    adjusted_rand_index, calinski_harabasz, davies_bouldin, normalized_mutual_info, silhouette_score,
+};
 use clustr::kmeans::KMeans;
 use clustr::metric::EARTH_RADIUS_KM;
 use clustr::plot::{cluster_color, Canvas};
@@ -43,13 +48,6 @@ use rand::seq::index::sample;
 use rand::SeedableRng;
 use std::fmt::Write;
 use std::time::Instant;
-
-fn arg(name: &str) -> Option<String> {
-    let args: Vec<String> = std::env::args().collect();
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1).cloned())
-}
 
 /// Latitude and longitude columns of a CSV with a header, by name.
 fn read_accidents(path: &str, lat: &str, lon: &str) -> clustr::Result<(Array2<f64>, usize)> {
@@ -91,50 +89,77 @@ fn project_km(geo: &Array2<f64>) -> Array2<f64> {
     out
 }
 
+/// Silhouette (haversine, on a sample of 5,000), Calinski–Harabasz and Davies–Bouldin (km).
+struct Internal {
+    silhouette: f64,
+    ch: f64,
+    db: f64,
+}
+
+fn internal(geo: &Array2<f64>, km: &Array2<f64>, rows: &[usize], labels: &[i64]) -> clustr::Result<Internal> {
+    if labels.iter().collect::<std::collections::HashSet<_>>().len() < 2 {
+        return Ok(Internal {
+            silhouette: f64::NAN,
+            ch: f64::NAN,
+            db: f64::NAN,
+        });
+    }
+    let kept_km = km.select(Axis(0), rows);
+    let mut rng = clustr::rng::SeededRng::seed_from_u64(0);
+    let s: Vec<usize> = sample(&mut rng, rows.len(), rows.len().min(5000)).into_vec();
+    let s_geo = geo.select(Axis(0), &s.iter().map(|&i| rows[i]).collect::<Vec<_>>());
+    let s_labels: Vec<i64> = s.iter().map(|&i| labels[i]).collect();
+    Ok(Internal {
+        silhouette: silhouette_score(&OnTheFly::new(s_geo.view(), MetricKind::Haversine)?, &s_labels)?,
+        ch: calinski_harabasz(kept_km.view(), labels)?,
+        db: davies_bouldin(kept_km.view(), labels)?,
+    })
+}
+
 struct Row {
     method: String,
     clusters: usize,
     noise: f64,
-    silhouette: f64,
-    ch: f64,
-    db: f64,
+    /// ARI and NMI against the planted hotspots, every point, noise a class of its own on
+    /// both sides; `None` without a truth (a CSV).
+    agreement: Option<(f64, f64)>,
+    /// On the clustered points only.
+    clustered: Internal,
+    /// On every point, noise one more cluster.
+    noise_as_cluster: Internal,
     seconds: f64,
 }
 
-fn indices(
+fn row(
     method: &str,
-    geo: &Array2<f64>,
-    km: &Array2<f64>,
+    (geo, km): (&Array2<f64>, &Array2<f64>),
+    truth: Option<&[i64]>,
     labels: &[i64],
     seconds: f64,
 ) -> clustr::Result<Row> {
     let keep: Vec<usize> = (0..labels.len()).filter(|&i| labels[i] >= 0).collect();
-    let clusters = labels
+    let kept_labels: Vec<i64> = keep.iter().map(|&i| labels[i]).collect();
+    let clusters = kept_labels.iter().collect::<std::collections::HashSet<_>>().len();
+    let noise_label = labels.iter().copied().max().unwrap_or(0) + 1;
+    let with_noise: Vec<i64> = labels
         .iter()
-        .copied()
-        .filter(|&l| l >= 0)
-        .collect::<std::collections::HashSet<_>>()
-        .len();
-    let noise = 1.0 - keep.len() as f64 / labels.len() as f64;
-    let (mut silhouette, mut ch, mut db) = (f64::NAN, f64::NAN, f64::NAN);
-    if clusters >= 2 {
-        let kept_labels: Vec<i64> = keep.iter().map(|&i| labels[i]).collect();
-        let kept_km = km.select(Axis(0), &keep);
-        ch = calinski_harabasz(kept_km.view(), &kept_labels)?;
-        db = davies_bouldin(kept_km.view(), &kept_labels)?;
-        let mut rng = clustr::rng::SeededRng::seed_from_u64(0);
-        let s: Vec<usize> = sample(&mut rng, keep.len(), keep.len().min(5000)).into_vec();
-        let s_geo = geo.select(Axis(0), &s.iter().map(|&i| keep[i]).collect::<Vec<_>>());
-        let s_labels: Vec<i64> = s.iter().map(|&i| kept_labels[i]).collect();
-        silhouette = silhouette_score(&OnTheFly::new(s_geo.view(), MetricKind::Haversine)?, &s_labels)?;
-    }
+        .map(|&l| if l < 0 { noise_label } else { l })
+        .collect();
+    let every: Vec<usize> = (0..labels.len()).collect();
+    let agreement = match truth {
+        Some(t) => Some((
+            adjusted_rand_index(t, labels)?,
+            normalized_mutual_info(t, labels)?,
+        )),
+        None => None,
+    };
     Ok(Row {
         method: method.into(),
         clusters,
-        noise,
-        silhouette,
-        ch,
-        db,
+        noise: 1.0 - keep.len() as f64 / labels.len() as f64,
+        agreement,
+        clustered: internal(geo, km, &keep, &kept_labels)?,
+        noise_as_cluster: internal(geo, km, &every, &with_noise)?,
         seconds,
     })
 }
@@ -170,38 +195,43 @@ fn draw_map(geo: &Array2<f64>, labels: &[i64], path: &std::path::Path) -> clustr
 }
 
 fn main() -> clustr::Result<()> {
-    let eps_km = arg("--eps-m").map_or(300.0, |v| v.parse().expect("metres")) / 1000.0;
-    let min_samples: usize = arg("--min-samples").map_or(10, |v| v.parse().expect("a count"));
-    let (geo, source) = match arg("--csv") {
+    let eps_km = study::value("--eps-m", 300.0) / 1000.0;
+    let min_samples: usize = study::value("--min-samples", 10);
+    let (geo, truth, source) = match study::arg("--csv") {
         Some(path) => {
-            let lat = arg("--lat-col").unwrap_or_else(|| "Start_Lat".into());
-            let lon = arg("--lon-col").unwrap_or_else(|| "Start_Lng".into());
+            let lat = study::arg("--lat-col").unwrap_or_else(|| "Start_Lat".into());
+            let lon = study::arg("--lon-col").unwrap_or_else(|| "Start_Lng".into());
             let (geo, skipped) = read_accidents(&path, &lat, &lon)?;
             (
                 geo,
+                None,
                 format!("{path} ({skipped} rows without coordinates skipped)"),
             )
         }
         None => {
-            let k: usize = arg("--k").map_or(40, |v| v.parse().expect("a count"));
-            let d = GeoHotspots::new(k, 500, k * 500 * 3 / 7).seed(1).generate()?;
+            let k: usize = study::value("--k", if study::quick() { 4 } else { 40 });
+            let per = if study::quick() { 200 } else { 500 };
+            let d = GeoHotspots::new(k, per, k * per * 3 / 7).seed(1).generate()?;
             (
                 d.data,
-                format!("GeoHotspots: {k} hotspots x 500 crashes + 30% background, North Carolina's box"),
+                Some(d.target),
+                format!("GeoHotspots: {k} hotspots x {per} crashes + 30% background, North Carolina's box"),
             )
         }
     };
     let km = project_km(&geo);
+    let data = (&geo, &km);
+    let truth = truth.as_deref();
     let mut rows = Vec::new();
     let t = Instant::now();
     let db = Dbscan::new(eps_km)
         .min_samples(min_samples)
         .metric(MetricKind::Haversine)
         .fit(&geo.view())?;
-    rows.push(indices(
+    rows.push(row(
         &format!("DBSCAN (eps {:.0} m)", eps_km * 1000.0),
-        &geo,
-        &km,
+        data,
+        truth,
         &db.labels,
         t.elapsed().as_secs_f64(),
     )?);
@@ -211,10 +241,10 @@ fn main() -> clustr::Result<()> {
         .min_cluster_size(5 * min_samples)
         .metric(MetricKind::Haversine)
         .fit(&geo.view())?;
-    rows.push(indices(
+    rows.push(row(
         "OPTICS (xi 0.05, max_eps 2 km, min_cluster_size 5 x min_samples)",
-        &geo,
-        &km,
+        data,
+        truth,
         &op.labels,
         t.elapsed().as_secs_f64(),
     )?);
@@ -223,20 +253,20 @@ fn main() -> clustr::Result<()> {
         .min_samples(min_samples)
         .metric(MetricKind::Haversine)
         .fit(&geo.view())?;
-    rows.push(indices(
+    rows.push(row(
         "HDBSCAN (eom, min_cluster_size 5 x min_samples)",
-        &geo,
-        &km,
+        data,
+        truth,
         &hd.labels,
         t.elapsed().as_secs_f64(),
     )?);
     let k = db.n_clusters.max(2);
     let t = Instant::now();
     let kmeans = KMeans::new(k).n_init(3).seed(0).fit(&km.view())?;
-    rows.push(indices(
+    rows.push(row(
         &format!("k-means (k = {k}, km coordinates)"),
-        &geo,
-        &km,
+        data,
+        truth,
         &kmeans.labels,
         t.elapsed().as_secs_f64(),
     )?);
@@ -247,35 +277,58 @@ fn main() -> clustr::Result<()> {
         geo.nrows()
     )
     .unwrap();
-    writeln!(out, "| method | clusters | noise share | silhouette (haversine) | Calinski–Harabasz | Davies–Bouldin | time (s) |").unwrap();
-    writeln!(out, "|---|---:|---:|---:|---:|---:|---:|").unwrap();
+    if let Some(t) = truth {
+        rows.insert(
+            0,
+            row("planted hotspots (the truth, for reference)", data, truth, t, 0.0)?,
+        );
+    }
+    let pct = |v: f64| {
+        if v.is_nan() {
+            "-".to_string()
+        } else {
+            format!("{v:.3}")
+        }
+    };
+    writeln!(
+        out,
+        "| method | clusters | noise | ARI | NMI | silhouette: clustered / noise as a cluster | \
+         CH: clustered / noise as a cluster | DB: clustered / noise as a cluster | time (s) |"
+    )
+    .unwrap();
+    writeln!(out, "|---|---:|---:|---:|---:|---:|---:|---:|---:|").unwrap();
     for r in &rows {
+        let (ari, nmi) = r
+            .agreement
+            .map_or(("-".into(), "-".into()), |(a, n)| (pct(a), pct(n)));
+        let (c, w) = (&r.clustered, &r.noise_as_cluster);
         writeln!(
             out,
-            "| {} | {} | {:.1} % | {:.3} | {:.0} | {:.3} | {:.3} |",
+            "| {} | {} | {:.1} % | {ari} | {nmi} | {} / {} | {:.0} / {:.0} | {} / {} | {:.3} |",
             r.method,
             r.clusters,
             100.0 * r.noise,
-            r.silhouette,
-            r.ch,
-            r.db,
+            pct(c.silhouette),
+            pct(w.silhouette),
+            c.ch,
+            w.ch,
+            pct(c.db),
+            pct(w.db),
             r.seconds
         )
         .unwrap();
     }
     writeln!(
         out,
-        "\nIndices on the clustered points only (noise left out); higher silhouette and CH, lower DB are better. \
-         Map of the DBSCAN hotspots: road_accidents.png (noise grey)."
+        "\nARI and NMI compare with the planted hotspots on every point, background crashes and \
+         points a method calls noise each a class of their own. The internal indices are given \
+         twice: on the clustered points only (which favours a method that drops the hard points) \
+         and on every point with noise as one more cluster (which penalises it). Higher \
+         silhouette and CH and lower DB are better. Map of the DBSCAN hotspots: road_accidents.png."
     )
     .unwrap();
     println!("{out}");
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("paper-repro/results");
-    std::fs::write(
-        dir.join("road_accidents.md"),
-        study::header(rayon::current_num_threads()) + &out,
-    )
-    .map_err(|e| clustr::Error::io(dir.join("road_accidents.md"), e))?;
-    draw_map(&geo, &db.labels, &dir.join("road_accidents.png"))?;
+    study::write("road_accidents.md", rayon::current_num_threads(), &out)?;
+    draw_map(&geo, &db.labels, &study::results_dir().join("road_accidents.png"))?;
     Ok(())
 }
