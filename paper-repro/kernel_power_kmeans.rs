@@ -41,7 +41,6 @@ use clustr::kernel::{
     Bandwidth, IpRffMkpkm, Kernel, KernelKMeans, Kpkm, PowerInit, PowerKMeans, RffKpkm, Schedule,
 };
 use clustr::kmeans::KMeans;
-use clustr::plot::{tick_label, Canvas};
 use clustr::Fit;
 use ndarray::{concatenate, Array2, Axis};
 use std::fmt::Write as _;
@@ -440,83 +439,48 @@ fn scaling_study(max_n: usize) -> clustr::Result<String> {
 }
 
 fn draw(results: &[Measure], path: &Path) -> clustr::Result<()> {
-    let pts: Vec<(&str, f64, f64)> = results
-        .iter()
-        .filter_map(|m| {
-            m.outcome
-                .as_ref()
-                .ok()
-                .map(|(t, it, _)| (m.method, (m.n as f64).log10(), (t / *it as f64).log10()))
+    use clustr::plot::{Figure, LineChart, Series, Style};
+    let per_iteration = |method: &str| -> Vec<(f64, f64)> {
+        results
+            .iter()
+            .filter(|m| m.method == method)
+            .filter_map(|m| {
+                m.outcome
+                    .as_ref()
+                    .ok()
+                    .map(|(t, it, _)| (m.n as f64, t / *it as f64))
+            })
+            .collect()
+    };
+    let mut series: Vec<Series> = [("RFF-KPKM", 0), ("power k-means", 1), ("exact KPKM", 3)]
+        .into_iter()
+        .map(|(method, colour)| Series {
+            label: method.into(),
+            points: per_iteration(method),
+            style: Style::LineAndPoints,
+            colour,
         })
         .collect();
-    let (x0, x1) = (4.0, 6.0);
-    let y0 = pts.iter().map(|p| p.2).fold(f64::INFINITY, f64::min).floor();
-    let y1 = pts.iter().map(|p| p.2).fold(f64::NEG_INFINITY, f64::max).ceil();
-    let (w, h, left, bottom) = (900i64, 600i64, 70i64, 40i64);
-    let mut c = Canvas::new(w as usize, h as usize);
-    let px = |x: f64, y: f64| {
-        (
-            left + ((x - x0) / (x1 - x0) * (w - left - 20) as f64) as i64,
-            h - bottom - ((y - y0) / (y1 - y0) * (h - bottom - 20) as f64) as i64,
-        )
-    };
-    for e in [4.0, 5.0, 6.0] {
-        let (x, _) = px(e, y0);
-        c.fill_rect(x, 20, x + 1, h - bottom, [225, 225, 225]);
-        c.text(
-            x - 20,
-            h - bottom + 10,
-            &tick_label(10f64.powf(e)),
-            2,
-            [60, 60, 60],
-        );
-    }
-    let mut e = y0;
-    while e <= y1 {
-        let (_, y) = px(x0, e);
-        c.fill_rect(left, y, w - 20, y + 1, [225, 225, 225]);
-        c.text(4, y - 5, &tick_label(10f64.powf(e)), 2, [60, 60, 60]);
-        e += 1.0;
-    }
-    // Reference slopes 1 and 2 from the first RFF-KPKM point.
-    if let Some(&(_, sx, sy)) = pts.iter().find(|p| p.0 == "RFF-KPKM") {
+    // Reference slopes 1 and 2 through the first RFF-KPKM point.
+    if let (Some(&(n0, t0)), Some(n1)) = (series[0].points.first(), results.iter().map(|m| m.n).max()) {
         for slope in [1.0, 2.0] {
-            for step in 0..200 {
-                let x = sx + step as f64 * (x1 - sx) / 200.0;
-                let (a, b) = px(x, sy + slope * (x - sx));
-                if step % 4 < 2 && b > 20 {
-                    c.fill_rect(a, b, a + 2, b + 2, [150, 150, 150]);
-                }
-            }
+            series.push(Series {
+                label: format!("slope {slope} (time ∝ n^{slope})"),
+                points: vec![(n0, t0), (n1 as f64, t0 * (n1 as f64 / n0).powf(slope))],
+                style: Style::Dashed,
+                colour: -1,
+            });
         }
     }
-    for (method, colour) in [
-        ("RFF-KPKM", [31, 119, 180]),
-        ("power k-means", [255, 127, 14]),
-        ("exact KPKM", [214, 39, 40]),
-    ] {
-        let line: Vec<(i64, i64)> = pts
-            .iter()
-            .filter(|p| p.0 == method)
-            .map(|p| px(p.1, p.2))
-            .collect();
-        for pair in line.windows(2) {
-            for t in 0..=100 {
-                let f = t as f64 / 100.0;
-                let (x, y) = (
-                    pair[0].0 + ((pair[1].0 - pair[0].0) as f64 * f) as i64,
-                    pair[0].1 + ((pair[1].1 - pair[0].1) as f64 * f) as i64,
-                );
-                c.disc(x, y, 1, colour);
-            }
-        }
-        for &(x, y) in &line {
-            c.disc(x, y, 5, colour);
-        }
+    LineChart {
+        title:
+            "Kernel power k-means: time per iteration against n (blobs on a ring, k = 10, d = 16, 2 threads)"
+                .into(),
+        x_label: "n (points)".into(),
+        y_label: "seconds per iteration".into(),
+        series,
     }
-    c.fill_rect(left, 20, left + 1, h - bottom, [0, 0, 0]);
-    c.fill_rect(left, h - bottom, w - 20, h - bottom + 1, [0, 0, 0]);
-    c.save_png(path)
+    .save(path)
 }
 
 /// The methods of the grid, each with clustr's defaults (10 runs from k-means++ seeds; the

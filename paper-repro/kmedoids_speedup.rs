@@ -9,8 +9,8 @@
 //! reported on its own. The LAB and random rows include their cheap initialisation. Each data
 //! set is written to kmedoids_speedup_<data>.md with its own provenance as soon as it is done
 //! (so two data sets can be measured by two processes), then kmedoids_speedup.md gathers every
-//! kmedoids_speedup_<data>.md present; kmedoids_speedup.svg plots the speed-up over PAM SWAP
-//! against k.
+//! kmedoids_speedup_<data>.md present; kmedoids_speedup_<data>.svg plots the speed-up over
+//! PAM SWAP against k.
 //!
 //! CLARA (`--clara`), the paper's Tables 6–7 layout: CLARA, FastCLARA and FasterCLARA at two
 //! sample sizes each, and CLARANS and FastCLARANS at two numbers of local searches. They run
@@ -36,7 +36,6 @@ mod study;
 use clustr::kmedoids::{build, Clara, Clarans, Init, KMedoids, KMedoidsModel};
 use clustr::{CpuBackend, DenseMatrix, Fit, MetricKind, OnTheFly};
 use ndarray::Array2;
-use plotters::prelude::*;
 use std::path::Path;
 use std::time::Instant;
 
@@ -129,8 +128,8 @@ fn speedup_study(
         "| data | k | BUILD (s) | method | swap time (s) | speed-up | iterations | swaps | loss |".into(),
         "|---|---:|---:|---|---:|---:|---:|---:|---:|".into(),
     ];
-    let mut curves: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
     for (name, x) in data {
+        let mut curves: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
         let mut lines = head.clone();
         let file = format!("kmedoids_speedup_{}.md", short(name));
         let d = DenseMatrix::from_points(x.view(), &MetricKind::Euclidean, &CpuBackend::default())?;
@@ -190,7 +189,7 @@ fn speedup_study(
                     m.loss
                 ));
                 if (1..4).contains(&i) {
-                    let key = format!("{} ({})", row.method, short(name));
+                    let key = row.method.to_string();
                     match curves.iter_mut().find(|(c, _)| *c == key) {
                         Some((_, pts)) => pts.push((k as f64, pam / median)),
                         None => curves.push((key, vec![(k as f64, pam / median)])),
@@ -204,14 +203,9 @@ fn speedup_study(
         lines.push(String::new());
         lines.push(PAPER.into());
         study::write(&file, threads, &(lines.join("\n") + "\n"))?;
+        let svg = study::results_dir().join(format!("kmedoids_speedup_{}.svg", short(name)));
+        plot(&svg, name, &curves, repeats, threads)?;
     }
-    plot(
-        &study::results_dir().join("kmedoids_speedup.svg"),
-        &curves,
-        ks,
-        repeats,
-        threads,
-    )?;
     gather()
 }
 
@@ -398,53 +392,28 @@ fn main() -> clustr::Result<()> {
 
 fn plot(
     path: &Path,
+    data: &str,
     curves: &[(String, Vec<(f64, f64)>)],
-    ks: &[usize],
     repeats: usize,
     threads: usize,
 ) -> clustr::Result<()> {
-    let failed = |e: &dyn std::fmt::Display| clustr::Error::io(path, std::io::Error::other(e.to_string()));
-    let root = SVGBackend::new(path, (900, 600)).into_drawing_area();
-    root.fill(&WHITE).map_err(|e| failed(&e))?;
-    let kmax = *ks.iter().max().unwrap_or(&200) as f64 * 1.3;
-    let ymax = curves
-        .iter()
-        .flat_map(|(_, p)| p.iter().map(|q| q.1))
-        .fold(10.0, f64::max)
-        * 2.0;
-    let mut chart = ChartBuilder::on(&root)
-        .caption(
-            format!("Swap-phase speed-up over PAM SWAP (median of {repeats} runs, {threads} thread(s))"),
-            ("sans-serif", 20),
-        )
-        .margin(15)
-        .x_label_area_size(45)
-        .y_label_area_size(65)
-        .build_cartesian_2d((1.5f64..kmax).log_scale(), (0.3f64..ymax).log_scale())
-        .map_err(|e| failed(&e))?;
-    chart
-        .configure_mesh()
-        .x_desc("k (number of medoids)")
-        .y_desc("speed-up over PAM SWAP (×)")
-        .draw()
-        .map_err(|e| failed(&e))?;
-    for (i, (label, pts)) in curves.iter().enumerate() {
-        let color = Palette99::pick(i).to_rgba();
-        chart
-            .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))
-            .map_err(|e| failed(&e))?
-            .label(label.clone())
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2)));
-        chart
-            .draw_series(pts.iter().map(|&p| Circle::new(p, 3, color.filled())))
-            .map_err(|e| failed(&e))?;
+    use clustr::plot::{Figure, LineChart, Series, Style};
+    LineChart {
+        title: format!(
+            "{data}: swap-phase speed-up over PAM SWAP (median of {repeats} runs, {threads} thread)"
+        ),
+        x_label: "k (number of medoids)".into(),
+        y_label: "speed-up over PAM SWAP (×)".into(),
+        series: curves
+            .iter()
+            .enumerate()
+            .map(|(i, (label, points))| Series {
+                label: label.clone(),
+                points: points.clone(),
+                style: Style::LineAndPoints,
+                colour: i as i64,
+            })
+            .collect(),
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperLeft)
-        .border_style(BLACK)
-        .background_style(WHITE)
-        .draw()
-        .map_err(|e| failed(&e))?;
-    root.present().map_err(|e| failed(&e))
+    .save(path)
 }

@@ -85,8 +85,13 @@ fn hypothesis(sc: Scenario) -> (bool, bool) {
     }
 }
 
-/// An example prediction to draw: grid, prediction, observed inputs and outputs.
-type Example = (Array1<f64>, MagmaPrediction, Array2<f64>, Array1<f64>);
+/// An example prediction to draw: grid, prediction, observed and held-out (inputs, outputs).
+type Example = (
+    Array1<f64>,
+    MagmaPrediction,
+    (Vec<f64>, Vec<f64>),
+    (Vec<f64>, Vec<f64>),
+);
 
 fn study(reps: u64) -> clustr::Result<String> {
     let names = ["MagmaClust", "Magma", "GP"];
@@ -128,8 +133,8 @@ fn study(reps: u64) -> clustr::Result<String> {
                 example = Some((
                     grid.column(0).to_owned(),
                     full,
-                    t_obs.to_owned(),
-                    y_obs.to_owned(),
+                    (t_obs.column(0).to_vec(), y_obs.to_vec()),
+                    (t_new.column(0).to_vec(), y_new.to_vec()),
                 ));
             }
         }
@@ -180,16 +185,19 @@ fn study(reps: u64) -> clustr::Result<String> {
             methods[2].mse.last().unwrap()
         );
     }
-    if let Some((grid, p, t_obs, y_obs)) = example {
+    if let Some((grid, p, observed, held_out)) = example {
+        use clustr::plot::Figure;
         let cluster_means: Vec<Vec<f64>> = p.cluster_means.rows().into_iter().map(|r| r.to_vec()).collect();
-        clustr::plot::prediction_plot(
-            grid.as_slice().unwrap(),
-            p.mean.as_slice().unwrap(),
-            p.var.as_slice().unwrap(),
-            &cluster_means,
-            (&t_obs.column(0).to_vec(), y_obs.as_slice().unwrap()),
-            study::results_dir().join("magmaclust_prediction.png"),
-        )?;
+        clustr::plot::Prediction {
+            title: "MagmaClust (K = 3) on an H00 test task: 20 points observed, the last 10 held out",
+            inputs: grid.as_slice().unwrap_or_default(),
+            mean: p.mean.as_slice().unwrap_or_default(),
+            var: p.var.as_slice().unwrap_or_default(),
+            cluster_means: &cluster_means,
+            observed: (&observed.0, &observed.1),
+            held_out: Some((&held_out.0, &held_out.1)),
+        }
+        .save(study::results_dir().join("magmaclust_prediction.png"))?;
     }
     let paper = [
         ("3.67 (8.13)", "1.67", "95.0 (13.2)", "131.9", "0.37"),

@@ -41,7 +41,6 @@ use clustr::eval::{
 };
 use clustr::kmeans::KMeans;
 use clustr::metric::EARTH_RADIUS_KM;
-use clustr::plot::{cluster_color, Canvas};
 use clustr::{Fit, MetricKind, OnTheFly};
 use ndarray::{Array2, Axis};
 use rand::seq::index::sample;
@@ -164,34 +163,16 @@ fn row(
     })
 }
 
-fn draw_map(geo: &Array2<f64>, labels: &[i64], path: &std::path::Path) -> clustr::Result<()> {
-    let (w, h) = (1200i64, 600i64);
-    let lat = geo.column(0);
-    let lon = geo.column(1);
-    let (la0, la1) = (
-        lat.fold(f64::INFINITY, |a, &b| a.min(b)),
-        lat.fold(f64::NEG_INFINITY, |a, &b| a.max(b)),
-    );
-    let (lo0, lo1) = (
-        lon.fold(f64::INFINITY, |a, &b| a.min(b)),
-        lon.fold(f64::NEG_INFINITY, |a, &b| a.max(b)),
-    );
-    let mut c = Canvas::new(w as usize, h as usize);
-    let px = |la: f64, lo: f64| {
-        let x = 10 + ((lo - lo0) / (lo1 - lo0).max(1e-12) * (w - 20) as f64) as i64;
-        let y = h - 10 - ((la - la0) / (la1 - la0).max(1e-12) * (h - 20) as f64) as i64;
-        (x, y)
-    };
-    // Noise first, clusters on top.
-    for pass in [false, true] {
-        for (g, &l) in geo.rows().into_iter().zip(labels) {
-            if (l >= 0) == pass {
-                let (x, y) = px(g[0], g[1]);
-                c.disc(x, y, if pass { 3 } else { 1 }, cluster_color(l));
-            }
-        }
+fn draw_map(geo: &Array2<f64>, labels: &[i64], title: String, path: &std::path::Path) -> clustr::Result<()> {
+    use clustr::plot::Figure;
+    clustr::plot::ClusterScatter {
+        title,
+        x_label: "longitude (degrees east)".into(),
+        y_label: "latitude (degrees north)".into(),
+        points: geo.rows().into_iter().map(|g| (g[1], g[0])).collect(),
+        labels: labels.to_vec(),
     }
-    c.save_png(path)
+    .save(path)
 }
 
 fn main() -> clustr::Result<()> {
@@ -329,6 +310,15 @@ fn main() -> clustr::Result<()> {
     .unwrap();
     println!("{out}");
     study::write("road_accidents.md", rayon::current_num_threads(), &out)?;
-    draw_map(&geo, &db.labels, &study::results_dir().join("road_accidents.png"))?;
+    draw_map(
+        &geo,
+        &db.labels,
+        format!(
+            "Road-crash hotspots found by DBSCAN (eps {:.0} m, min_samples {min_samples}): {} clusters",
+            eps_km * 1000.0,
+            db.n_clusters
+        ),
+        &study::results_dir().join("road_accidents.png"),
+    )?;
     Ok(())
 }

@@ -22,7 +22,7 @@ run kernel_power_kmeans --scaling
 run magmaclust
 run magmaclust --scaling
 run model_files
-for f in kmedoids_speedup.md kmedoids_speedup_blobs.md kmedoids_speedup.svg kmedoids_clara.md \
+for f in kmedoids_speedup.md kmedoids_speedup_blobs.md kmedoids_speedup_blobs.svg kmedoids_clara.md \
          ppp.md road_accidents.md road_accidents.png kernel_power_kmeans.md \
          kernel_power_kmeans_grid.md kernel_power_kmeans_scaling.md kernel_power_kmeans_scaling.png \
          magmaclust.md magmaclust_prediction.png magmaclust_scaling.md model_files.md; do

@@ -110,13 +110,13 @@ impl HdbscanModel {
     }
 
     /// Draws the condensed tree as an icicle plot (as the `hdbscan` package's
-    /// `condensed_tree_.plot()`), PNG: λ = 1 / distance grows downwards (ticks on the left);
-    /// each cluster is a band as wide as the points still in it, its children side by side
-    /// below it; the selected clusters in their label's colour, the others grey. (Feature
-    /// `cli`, which carries the PNG writer.)
+    /// `condensed_tree_.plot()`), PNG or SVG by the extension: λ = 1 / distance grows
+    /// downwards; each cluster is a band as wide as the points still in it, its children side
+    /// by side below it; the selected clusters in their label's colour, the others grey.
+    /// (Feature `cli`, which carries the plots.)
     #[cfg(feature = "cli")]
     pub fn plot_condensed_tree(&self, path: impl AsRef<std::path::Path>) -> Result<()> {
-        use crate::plot::{cluster_color, tick_label, Canvas};
+        use crate::plot::{Figure, Icicle};
         let n = self.labels.len();
         let rows = &self.condensed_tree;
         let count = rows
@@ -145,57 +145,55 @@ impl HdbscanModel {
             .map(|r| r.lambda)
             .filter(|l| l.is_finite())
             .fold(0.0, f64::max);
-        let lambda_max = if finite_max > 0.0 { finite_max * 1.02 } else { 1.0 };
-        let (left, top, plot_w, plot_h) = (70i64, 10i64, 900i64, 500i64);
-        let mut c = Canvas::new((left + plot_w + 10) as usize, (top + plot_h + 20) as usize);
-        let y_of = |l: f64| top + ((l.min(lambda_max) / lambda_max) * plot_h as f64).round() as i64;
-        for t in 0..=5 {
-            let v = lambda_max * t as f64 / 5.0;
-            c.fill_rect(left, y_of(v), left + plot_w, y_of(v) + 1, [230, 230, 230]);
-            c.text(4, y_of(v) - 5, &tick_label(v), 2, [60, 60, 60]);
-        }
-        let scale = plot_w as f64 / n as f64;
-        let colour = |cl: usize| match self.selected_clusters.iter().position(|&s| s == cl + n) {
-            Some(label) => cluster_color(label as i64),
-            None => [175, 175, 175],
+        let depth = if finite_max > 0.0 { finite_max * 1.02 } else { 1.0 };
+        let label_of = |cl: usize| {
+            self.selected_clusters
+                .iter()
+                .position(|&s| s == cl + n)
+                .map_or(-1, |label| label as i64)
         };
-        // Each cluster's span, children centred under their parent.
-        let mut stack = vec![(0usize, left as f64 + plot_w as f64 / 2.0)];
+        let mut figure = Icicle {
+            title: "HDBSCAN condensed tree".into(),
+            x_label: "points (band width = points still in the cluster)".into(),
+            y_label: "λ = 1 / distance".into(),
+            width: n as f64,
+            depth,
+            boxes: Vec::new(),
+            joins: Vec::new(),
+            grey_name: "not selected".into(),
+        };
+        // Each cluster's band, children side by side under their parent.
+        let mut stack = vec![(0usize, n as f64 / 2.0)];
         while let Some((cl, centre)) = stack.pop() {
             leaving[cl].sort_by(f64::total_cmp);
-            let end = leaving[cl].last().copied().unwrap_or(birth[cl]);
-            let (y0, y1) = (y_of(birth[cl]), y_of(end).max(y_of(birth[cl]) + 1));
-            let mut gone = 0;
-            for y in y0..y1 {
-                let l = lambda_max * (y - top) as f64 / plot_h as f64;
-                while gone < leaving[cl].len() && leaving[cl][gone] < l {
-                    gone += 1;
+            let mut top = birth[cl].min(depth);
+            let mut left = size[cl];
+            for (i, &l) in leaving[cl].iter().enumerate() {
+                let l = l.min(depth);
+                if l > top {
+                    let half = left as f64 / 2.0;
+                    figure
+                        .boxes
+                        .push((centre - half, top, centre + half, l, label_of(cl)));
+                    top = l;
                 }
-                let half = ((size[cl] - gone) as f64 * scale / 2.0).max(0.5);
-                c.fill_rect(
-                    (centre - half) as i64,
-                    y,
-                    (centre + half).ceil() as i64,
-                    y + 1,
-                    colour(cl),
-                );
+                left = size[cl] - i - 1;
             }
-            let total: f64 = children[cl].iter().map(|&ch| size[ch] as f64 * scale).sum();
-            let mut x = centre - total / 2.0;
+            let mut x = centre - children[cl].iter().map(|&ch| size[ch] as f64).sum::<f64>() / 2.0;
             let mut centres = Vec::new();
             for &ch in &children[cl] {
-                let w = size[ch] as f64 * scale;
+                let w = size[ch] as f64;
                 centres.push(x + w / 2.0);
                 stack.push((ch, x + w / 2.0));
                 x += w;
             }
-            if let (Some(a), Some(b)) = (centres.first(), centres.last()) {
-                let y = y_of(leaving[cl].last().copied().unwrap_or(0.0));
-                c.fill_rect(*a as i64, y, *b as i64 + 1, y + 1, [0, 0, 0]);
+            if let (Some(&a), Some(&b)) = (centres.first(), centres.last()) {
+                figure
+                    .joins
+                    .push((a, b, leaving[cl].last().copied().unwrap_or(0.0).min(depth)));
             }
         }
-        c.fill_rect(left - 1, top, left, top + plot_h + 1, [0, 0, 0]);
-        c.save_png(path)
+        figure.save(path)
     }
 }
 

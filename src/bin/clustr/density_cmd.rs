@@ -184,7 +184,7 @@ pub struct OpticsArgs {
     /// Write the reachability plot data here (.csv, one row per point in OPTICS order).
     #[arg(long)]
     reachability_out: Option<PathBuf>,
-    /// Draw the reachability plot, coloured by cluster, as PNG.
+    /// Draw the reachability plot, coloured by cluster: PNG, or SVG for a .svg name.
     #[arg(long)]
     plot: Option<PathBuf>,
 }
@@ -248,7 +248,13 @@ pub fn run_optics(a: OpticsArgs) -> CliResult {
         })?;
     }
     if let Some(p) = &a.plot {
-        clustr::plot::reachability_plot(&model.ordering, &model.reachability, &model.labels, p)?;
+        use clustr::plot::Figure;
+        clustr::plot::Reachability {
+            ordering: &model.ordering,
+            reachability: &model.reachability,
+            labels: &model.labels,
+        }
+        .save(p)?;
     }
     let mut extra = serde_json::Map::new();
     extra.insert("min_samples".into(), json!(c.min_samples));
@@ -317,7 +323,7 @@ pub struct HdbscanArgs {
     #[arg(long)]
     tree_out: Option<PathBuf>,
     /// Draw the condensed tree (icicle plot: λ = 1/distance downwards, band width = points,
-    /// selected clusters coloured) as PNG.
+    /// selected clusters coloured): PNG, or SVG for a .svg name.
     #[arg(long)]
     plot: Option<PathBuf>,
     #[command(flatten)]

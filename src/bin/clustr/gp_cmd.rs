@@ -88,10 +88,14 @@ pub struct PredictArgs {
     /// Write the prediction here: Input,Mean,Var then Mean_k,Var_k,Proba_k for each cluster.
     #[arg(long)]
     out: PathBuf,
-    /// Also draw it (PNG; one input dimension): the points, the mean, its 95% band and the
-    /// cluster means.
+    /// Also draw it (PNG, or SVG for a .svg name; one input dimension): the observed points,
+    /// the mean, its 95% band, the cluster means and any --held-out points.
     #[arg(long)]
     plot: Option<PathBuf>,
+    /// Points of the same task kept out of the prediction (same long format), drawn on the
+    /// plot as open circles to show how well it predicts them.
+    #[arg(long, requires = "plot")]
+    held_out: Option<PathBuf>,
     #[command(flatten)]
     exec: ExecArgs,
     #[command(flatten)]
@@ -318,7 +322,8 @@ fn predict(a: PredictArgs) -> CliResult {
     })?;
     write_prediction(&a.out, &t_pred, &pred)?;
     if let Some(p) = &a.plot {
-        plot_prediction(p, &t_pred, &pred, &new)?;
+        let held_out = a.held_out.as_ref().map(|h| Tasks::read_long(h, 1)).transpose()?;
+        plot_prediction(p, &t_pred, &pred, &new, held_out.as_ref())?;
     }
     crate::harness::commit_outputs()?;
     let summary = json!({
@@ -382,22 +387,39 @@ fn plot_prediction(
     t_pred: &Array2<f64>,
     p: &clustr::gp::MagmaPrediction,
     new: &Tasks,
+    held_out: Option<&Tasks>,
 ) -> CliResult {
+    use clustr::plot::Figure;
     let mut order: Vec<usize> = (0..t_pred.nrows()).collect();
     order.sort_by(|&i, &j| t_pred[[i, 0]].total_cmp(&t_pred[[j, 0]]));
     let pick = |v: &dyn Fn(usize) -> f64| order.iter().map(|&i| v(i)).collect::<Vec<f64>>();
     let cluster_means: Vec<Vec<f64>> = (0..p.tau.len())
         .map(|k| pick(&|i| p.cluster_means[[k, i]]))
         .collect();
-    let task = &new.tasks[0];
-    let (xs, ys) = (task.inputs.column(0).to_vec(), task.outputs.to_vec());
-    clustr::plot::prediction_plot(
-        &pick(&|i| t_pred[[i, 0]]),
-        &pick(&|i| p.mean[i]),
-        &pick(&|i| p.var[i]),
-        &cluster_means,
-        (&xs, &ys),
-        path,
-    )?;
+    let points = |tasks: &Tasks| -> (Vec<f64>, Vec<f64>) {
+        let inputs = tasks.tasks.iter().flat_map(|t| t.inputs.column(0).to_vec());
+        let outputs = tasks.tasks.iter().flat_map(|t| t.outputs.to_vec());
+        (inputs.collect(), outputs.collect())
+    };
+    let observed = points(new);
+    let held = held_out.map(points);
+    let title = format!(
+        "MagmaClust prediction (cluster memberships {})",
+        p.tau
+            .iter()
+            .map(|t| format!("{t:.2}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    clustr::plot::Prediction {
+        title: &title,
+        inputs: &pick(&|i| t_pred[[i, 0]]),
+        mean: &pick(&|i| p.mean[i]),
+        var: &pick(&|i| p.var[i]),
+        cluster_means: &cluster_means,
+        observed: (&observed.0, &observed.1),
+        held_out: held.as_ref().map(|(x, y)| (x.as_slice(), y.as_slice())),
+    }
+    .save(path)?;
     Ok(())
 }
