@@ -473,9 +473,7 @@ fn draw(results: &[Measure], path: &Path) -> clustr::Result<()> {
         }
     }
     LineChart {
-        title:
-            "Kernel power k-means: time per iteration against n (blobs on a ring, k = 10, d = 16, 2 threads)"
-                .into(),
+        title: "Kernel power k-means: time per iteration against n (k = 10, d = 16, 2 threads)".into(),
         x_label: "n (points)".into(),
         y_label: "seconds per iteration".into(),
         series,

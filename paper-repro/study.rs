@@ -102,8 +102,11 @@ pub fn header(threads: usize) -> String {
     };
     let mut commit =
         run("git", &["-C", root, "rev-parse", "--short", "HEAD"]).unwrap_or_else(|| "unknown".into());
-    if run("git", &["-C", root, "diff", "--quiet", "HEAD", "--", "src"]).is_none() {
-        commit += " (with uncommitted changes under src/)";
+    let code = ["src", "paper-repro/*.rs", "Cargo.toml", "Cargo.lock"];
+    let mut diff = vec!["-C", root, "diff", "--quiet", "HEAD", "--"];
+    diff.extend(code);
+    if run("git", &diff).is_none() {
+        commit += " (with uncommitted changes to the code: src/, paper-repro/*.rs or Cargo files)";
     }
     let date = run("date", &["-u", "+%Y-%m-%d %H:%M UTC"]).unwrap_or_else(|| "unknown".into());
     let cpu = std::fs::read_to_string("/proc/cpuinfo")

@@ -1231,6 +1231,62 @@ fn magmaclust_train_predict_select() {
         .iter()
         .all(|r| r[2] > 0.0 && (r[5] + r[8] + r[11] - 1.0).abs() < 1e-9));
     assert_eq!(&std::fs::read(d.join("pred.png")).unwrap()[1..4], b"PNG");
+    // The same prediction as SVG, with the last 10 points drawn as held out.
+    let held: String = long(&sim.tasks.tasks[..1], usize::MAX)
+        .lines()
+        .enumerate()
+        .filter(|&(i, _)| i == 0 || i > 20)
+        .map(|(_, l)| format!("{l}\n"))
+        .collect();
+    write(d, "held.csv", held.as_bytes());
+    let svg = clustr(
+        d,
+        &[
+            "magmaclust",
+            "predict",
+            "model.json",
+            "new.csv",
+            "--inputs",
+            "future.csv",
+            "--out",
+            "p2.csv",
+            "--plot",
+            "pred.svg",
+            "--held-out",
+            "held.csv",
+        ],
+    );
+    assert!(svg.status.success(), "{}", String::from_utf8_lossy(&svg.stderr));
+    let svg = std::fs::read_to_string(d.join("pred.svg")).unwrap();
+    for text in [
+        "MagmaClust prediction",
+        "input t",
+        "output y",
+        "held-out points",
+        "observed points",
+    ] {
+        assert!(svg.contains(text), "{text} missing from the plot");
+    }
+    // Ten open circles of radius 6 for the held-out points, plus one in the legend.
+    assert_eq!(svg.matches(r#"r="6""#).count(), 11);
+    // --held-out draws on a plot, so it needs one.
+    let alone = clustr(
+        d,
+        &[
+            "magmaclust",
+            "predict",
+            "model.json",
+            "new.csv",
+            "--inputs",
+            "future.csv",
+            "--out",
+            "p3.csv",
+            "--held-out",
+            "held.csv",
+        ],
+    );
+    assert_eq!(alone.status.code(), Some(2));
+    assert!(!d.join("p3.csv").exists());
     let grid = clustr(
         d,
         &[
