@@ -378,9 +378,7 @@ fn bspline_basis(t: &[f64], count: usize, lo: f64, hi: f64) -> Array2<f64> {
                 })
                 .collect();
         }
-        for j in 0..count {
-            out[[r, j]] = b[j];
-        }
+        out.row_mut(r).assign(&ndarray::ArrayView1::from(&b[..count]));
     }
     out
 }
@@ -467,9 +465,9 @@ fn scheme_a(reps: u64) -> clustr::Result<String> {
             centre.row_mut(c as usize).scaled_add(1.0, &raw.row(i));
             size[c as usize] += 1.0;
         }
-        for c in 0..k {
-            if size[c] > 0.0 {
-                centre.row_mut(c).mapv_inplace(|v| v / size[c]);
+        for (mut row, &count) in centre.rows_mut().into_iter().zip(&size) {
+            if count > 0.0 {
+                row.mapv_inplace(|v| v / count);
             }
         }
         let nearest: Vec<i64> = raw

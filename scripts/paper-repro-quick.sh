@@ -21,11 +21,12 @@ run kernel_power_kmeans --grid
 run kernel_power_kmeans --scaling
 run magmaclust
 run magmaclust --scaling
+run magmaclust --scheme-a
 run model_files
 for f in kmedoids_speedup.md kmedoids_speedup_blobs.md kmedoids_speedup_blobs.svg kmedoids_clara.md \
          ppp.md road_accidents.md road_accidents.png kernel_power_kmeans.md \
          kernel_power_kmeans_grid.md kernel_power_kmeans_scaling.md kernel_power_kmeans_scaling.png \
-         magmaclust.md magmaclust_prediction.png magmaclust_scaling.md model_files.md; do
+         magmaclust.md magmaclust_prediction.png magmaclust_scaling.md magmaclust_scheme_a.md model_files.md; do
   [ -s "$out/$f" ] || { echo "paper-repro quick: $out/$f was not written"; exit 1; }
   case "$f" in
     *.md) grep -q '^- command: `cargo run --release --example' "$out/$f" \

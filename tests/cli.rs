@@ -807,6 +807,31 @@ fn hdbscan_and_single_linkage_subcommands() {
     let t = clustr::data::read_matrix::<f64>(dir.path().join("t.npy")).unwrap();
     assert_eq!((t.dim(), t[[1998, 3]]), ((1999, 4), 2000.0));
     assert!(std::fs::metadata(dir.path().join("c.png")).unwrap().len() > 1000);
+    // The same tree as SVG: title, axes and a legend entry per selected cluster.
+    let svg = clustr(
+        dir.path(),
+        &[
+            "hdbscan",
+            "moons.npy",
+            "--min-cluster-size",
+            "15",
+            "--plot",
+            "c.svg",
+            "--quiet",
+        ],
+    );
+    assert!(svg.status.success(), "{}", String::from_utf8_lossy(&svg.stderr));
+    let svg = std::fs::read_to_string(dir.path().join("c.svg")).unwrap();
+    for text in [
+        "HDBSCAN condensed tree",
+        "λ = 1 / distance",
+        "cluster 0",
+        "cluster 1",
+        "not selected",
+    ] {
+        assert!(svg.contains(text), "{text} missing from the condensed tree");
+    }
+    assert!(!svg.contains("cluster 2"), "two clusters selected");
     // A precomputed matrix: the fixture's directly computed distances, alpha 1.2.
     let x = clustr::data::read_matrix::<f64>(fixtures.join("small_precomputed_x.npy")).unwrap();
     let d = ndarray::Array2::from_shape_fn((x.nrows(), x.nrows()), |(i, j)| {
