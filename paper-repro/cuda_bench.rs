@@ -84,6 +84,7 @@ fn pam_sizes() -> Vec<usize> {
 }
 
 fn main() -> clustr::Result<()> {
+    study::begin();
     if let Some(path) = arg("--write-ptx") {
         let arch: i32 = arg("--arch").map_or(90, |a| a.parse().expect("e.g. 90"));
         let ptx = compile_kernels(arch / 10, arch % 10)?;

@@ -749,6 +749,7 @@ fn grid_study(seeds: u64, n: usize) -> clustr::Result<String> {
 }
 
 fn main() -> clustr::Result<()> {
+    study::begin();
     let quick = study::quick();
     let threads = rayon::current_num_threads();
     if study::flag("--grid") {

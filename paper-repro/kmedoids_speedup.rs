@@ -365,6 +365,7 @@ impl Method {
 }
 
 fn main() -> clustr::Result<()> {
+    study::begin();
     let quick = study::quick();
     let clara = study::flag("--clara");
     let default_k = match (quick, clara) {

@@ -600,6 +600,7 @@ fn scheme_a(reps: u64) -> clustr::Result<String> {
 }
 
 fn main() -> clustr::Result<()> {
+    study::begin();
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(1)
         .build()

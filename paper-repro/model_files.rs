@@ -26,6 +26,7 @@ fn median_min_max(mut v: Vec<f64>) -> (f64, f64, f64) {
 }
 
 fn main() -> clustr::Result<()> {
+    study::begin();
     let quick = study::quick();
     let (sizes, repeats) = if quick {
         (vec![500usize, 8_192], 2)

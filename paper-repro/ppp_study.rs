@@ -63,6 +63,7 @@ fn real(name: &str, standardise: bool, covariance: CovarianceType) -> Case {
 }
 
 fn main() -> clustr::Result<()> {
+    study::begin();
     let quick = study::quick();
     let n_seeds: u64 = study::value("--seeds", if quick { 2 } else { 20 });
     let runs = study::value("--runs", if quick { 2 } else { 20 });

@@ -176,6 +176,7 @@ fn draw_map(geo: &Array2<f64>, labels: &[i64], title: String, path: &std::path::
 }
 
 fn main() -> clustr::Result<()> {
+    study::begin();
     let eps_km = study::value("--eps-m", 300.0) / 1000.0;
     let min_samples: usize = study::value("--min-samples", 10);
     let (geo, truth, source) = match study::arg("--csv") {

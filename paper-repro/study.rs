@@ -82,9 +82,31 @@ fn run(cmd: &str, args: &[&str]) -> Option<String> {
         .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
 
+/// The commit the code was at, with a mark when src/, paper-repro/*.rs or the Cargo files
+/// differ from it: read once, at the first call. Each binary calls [`begin`] first, so this is
+/// the tree `cargo run` built the binary from, not what the tree became during a long run.
+fn commit() -> &'static str {
+    static COMMIT: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    COMMIT.get_or_init(|| {
+        let root = env!("CARGO_MANIFEST_DIR");
+        let mut commit =
+            run("git", &["-C", root, "rev-parse", "--short", "HEAD"]).unwrap_or_else(|| "unknown".into());
+        let mut diff = vec!["-C", root, "diff", "--quiet", "HEAD", "--"];
+        diff.extend(["src", "paper-repro/*.rs", "Cargo.toml", "Cargo.lock"]);
+        if run("git", &diff).is_none() {
+            commit += " (with uncommitted changes to the code: src/, paper-repro/*.rs or Cargo files)";
+        }
+        commit
+    })
+}
+
+/// Records the commit at the start of the run (see [`commit`]).
+pub fn begin() {
+    commit();
+}
+
 /// The header, as markdown list lines followed by a blank line; `threads` as the run used them.
 pub fn header(threads: usize) -> String {
-    let root = env!("CARGO_MANIFEST_DIR");
     let mut args = std::env::args();
     let name = args
         .next()
@@ -100,14 +122,7 @@ pub fn header(threads: usize) -> String {
     } else {
         format!("cargo run --release --example {name} -- {}", rest.join(" "))
     };
-    let mut commit =
-        run("git", &["-C", root, "rev-parse", "--short", "HEAD"]).unwrap_or_else(|| "unknown".into());
-    let code = ["src", "paper-repro/*.rs", "Cargo.toml", "Cargo.lock"];
-    let mut diff = vec!["-C", root, "diff", "--quiet", "HEAD", "--"];
-    diff.extend(code);
-    if run("git", &diff).is_none() {
-        commit += " (with uncommitted changes to the code: src/, paper-repro/*.rs or Cargo files)";
-    }
+    let commit = commit();
     let date = run("date", &["-u", "+%Y-%m-%d %H:%M UTC"]).unwrap_or_else(|| "unknown".into());
     let cpu = std::fs::read_to_string("/proc/cpuinfo")
         .ok()
