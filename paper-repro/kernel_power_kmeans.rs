@@ -282,6 +282,14 @@ struct Measure {
 fn scaling_study(max_n: usize) -> clustr::Result<String> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let clustr = root.join("target/release/clustr");
+    if !clustr.is_file() {
+        return Err(clustr::Error::io(
+            &clustr,
+            std::io::Error::other(
+                "the scaling study runs the CLI: build it with `cargo build --release` first",
+            ),
+        ));
+    }
     let dir = tempfile::tempdir().map_err(|e| clustr::Error::io("tempdir", e))?;
     let mut ns = vec![10_000usize, 20_000, 40_000, 80_000, 160_000, 320_000, 1_000_000];
     ns.retain(|&n| n <= max_n);
