@@ -40,6 +40,7 @@ pub mod model_file;
 pub mod plot;
 pub mod rng;
 pub mod scalar;
+pub mod select_k;
 
 pub use backend::{AnyBackend, Backend, BackendChoice, CpuBackend, Nearest, NearestTwo};
 pub use dissim::{DenseMatrix, Dissimilarity, LowerTriangle, OnTheFly};

@@ -469,6 +469,99 @@ fn bad_input_table() {
             vec![flag, owners],
         ));
     }
+    // Choosing k, columns and standardisation.
+    let table: [(&str, Vec<&str>, Vec<&str>); 10] = [
+        (
+            "--k range backwards",
+            vec!["kmeans", "in.csv", "--k", "5:2"],
+            vec!["5:2", "A <= B"],
+        ),
+        (
+            "--k range from 0",
+            vec!["fasterpam", "in.csv", "--k", "0:3"],
+            vec!["0:3", "at least 1"],
+        ),
+        (
+            "--k not a number",
+            vec!["gmm", "in.csv", "--k", "2:x"],
+            vec!["2:x", "range A:B"],
+        ),
+        (
+            "--k beyond n",
+            vec!["kmeans", "in.csv", "--k", "2:9"],
+            vec!["k = 9", "n = 6"],
+        ),
+        (
+            "silhouette from k = 1",
+            vec!["kmeans", "in.csv", "--k", "1:3"],
+            vec!["silhouette", "k starts at 2"],
+        ),
+        (
+            "elbow of two k",
+            vec!["rff-kpkm", "in.csv", "--k", "2,3"],
+            vec!["elbow needs at least 3"],
+        ),
+        (
+            "BIC of k-means",
+            vec!["kmeans", "in.csv", "--k", "2:3", "--criterion", "bic"],
+            vec!["bic", "does not apply"],
+        ),
+        (
+            "a range where one k is taken",
+            vec!["minibatch-kmeans", "in.csv", "--k", "2:3"],
+            vec!["minibatch-kmeans takes one --k"],
+        ),
+        (
+            "--columns beyond the table",
+            vec!["kmeans", "in.csv", "--k", "2", "--columns", "99"],
+            vec!["in.csv", "99", "3 columns"],
+        ),
+        (
+            "--standardize a constant column",
+            vec!["kmeans", "in.csv", "--k", "2", "--standardize"],
+            vec!["in.csv", "column 3", "standard deviation is 0"],
+        ),
+    ];
+    for (case, args, words) in table {
+        rows.push((
+            case,
+            |d| {
+                drop(write(
+                    d,
+                    "in.csv",
+                    b"a,b,c\n1,2,7\n3,4,7\n5,7,7\n9,1,7\n8,8,7\n0,3,7\n",
+                ))
+            },
+            args,
+            words,
+        ));
+    }
+    rows.push((
+        "--standardize robust on a column with an interquartile range of 0",
+        |d| drop(write(d, "in.csv", b"1,5\n2,5\n3,5\n4,5\n5,9\n")),
+        vec!["kmeans", "in.csv", "--k", "2", "--standardize", "--robust"],
+        vec!["column 2", "interquartile range is 0"],
+    ));
+    rows.push((
+        "--standardize with --model-out",
+        |d| drop(write(d, "in.csv", b"1,2\n3,4\n5,7\n")),
+        vec![
+            "kmeans",
+            "in.csv",
+            "--k",
+            "2",
+            "--standardize",
+            "--model-out",
+            "m.json",
+        ],
+        vec!["--standardize", "--model-out"],
+    ));
+    rows.push((
+        "a column name without a header",
+        |d| drop(write(d, "in.csv", b"1,2\n3,4\n5,7\n")),
+        vec!["kmeans", "in.csv", "--k", "2", "--drop-columns", "id"],
+        vec!["id", "no header"],
+    ));
     for (case, setup, args, words) in rows {
         let dir = tempfile::tempdir().unwrap();
         setup(dir.path());
@@ -1614,4 +1707,163 @@ fn a_folder_of_npy_shards_is_one_input() {
         let read = |f: &str| clustr::data::read_labels(d.join(f)).unwrap();
         assert_eq!(read("a.npy"), read("b.npy"), "{cmd}");
     }
+}
+
+/// Runs clustr with `input` on its standard input.
+fn clustr_stdin(dir: &Path, args: &[&str], input: &[u8]) -> Output {
+    use std::io::Write;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_clustr"))
+        .current_dir(dir)
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(input).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn choosing_k_reports_a_table_and_fits_the_chosen_k() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // Three separated groups: every default criterion must choose 3.
+    let data = clustr::datasets::Blobs::new(150, 3)
+        .centers(ndarray::array![[0.0, 0.0], [8.0, 0.0], [0.0, 8.0]])
+        .cluster_std(0.5)
+        .seed(4)
+        .generate()
+        .unwrap();
+    clustr::data::write_matrix(d.join("x.npy"), data.data.view(), &[]).unwrap();
+    for (cmd, criterion) in [
+        ("kmeans", "silhouette"),
+        ("fasterpam", "medoid-silhouette"),
+        ("clara", "medoid-silhouette"),
+        ("gmm", "bic"),
+        ("rff-kpkm", "elbow"),
+        ("power-kmeans", "silhouette"),
+    ] {
+        let v = run_json(
+            d,
+            &[cmd, "x.npy", "--k", "2:6", "--json", "--labels-out", "l.npy"],
+            cmd,
+        );
+        let sel = &v["k_selection"];
+        assert_eq!(sel["criterion"], criterion, "{cmd}");
+        assert_eq!(sel["chosen_k"], 3, "{cmd}: {sel}");
+        assert_eq!(v["k"], 3, "{cmd}");
+        let ks: Vec<u64> = sel["table"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["k"].as_u64().unwrap())
+            .collect();
+        assert_eq!(ks, vec![2, 3, 4, 5, 6], "{cmd}");
+        // The reported model is the chosen k's: its labels are those of a plain run with k = 3.
+        let labels = clustr::data::read_labels(d.join("l.npy")).unwrap();
+        let plain = run_json(
+            d,
+            &[cmd, "x.npy", "--k", "3", "--json", "--labels-out", "p.npy"],
+            cmd,
+        );
+        assert_eq!(
+            labels,
+            clustr::data::read_labels(d.join("p.npy")).unwrap(),
+            "{cmd}"
+        );
+        let row3 = &sel["table"][1];
+        assert_eq!(row3["loss"], plain["loss"], "{cmd}");
+        assert!(plain.get("k_selection").is_none());
+    }
+    // The silhouette column is scikit-learn's silhouette of each k's labels.
+    let v = run_json(d, &["kmeans", "x.npy", "--k", "2,4", "--json"], "kmeans list");
+    for row in v["k_selection"]["table"].as_array().unwrap() {
+        let k = row["k"].as_u64().unwrap() as usize;
+        let m = clustr::kmeans::KMeans::new(k).fit(&data.data.view()).unwrap();
+        let otf = clustr::OnTheFly::new(data.data.view(), clustr::MetricKind::Euclidean).unwrap();
+        let s = clustr::eval::silhouette_score(&otf, &m.labels).unwrap();
+        assert!((row["score"].as_f64().unwrap() - s).abs() < 1e-12, "k = {k}");
+    }
+    // Another criterion by name; the human output prints the table and marks the choice.
+    let out = clustr(d, &["kmeans", "x.npy", "--k", "2:5", "--criterion", "db"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("choosing k by davies-bouldin (lower is better)"),
+        "{err}"
+    );
+    assert!(
+        err.lines()
+            .any(|l| l.trim_start().starts_with("* ") && l.contains(" 3 ")),
+        "{err}"
+    );
+}
+
+#[test]
+fn columns_standardize_and_standard_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let csv = "id,x,name,y\n1,0.0,a,0.0\n2,0.1,b,0.2\n3,10.0,c,10.0\n4,10.2,d,9.9\n5,0.2,e,0.1\n";
+    write(d, "t.csv", csv.as_bytes());
+    let plain = "x,y\n0.0,0.0\n0.1,0.2\n10.0,10.0\n10.2,9.9\n0.2,0.1\n";
+    write(d, "p.csv", plain.as_bytes());
+    let want = run_json(
+        d,
+        &[
+            "kmeans",
+            "p.csv",
+            "--k",
+            "2",
+            "--json",
+            "--labels-out",
+            "want.csv",
+        ],
+        "plain",
+    );
+    // By number, by name, by dropping: the same points, labels aligned with the rows.
+    for sel in [
+        vec!["--columns", "2,4"],
+        vec!["--columns", "x,y"],
+        vec!["--drop-columns", "id,3"],
+        vec!["--columns", "2-4", "--drop-columns", "name"],
+    ] {
+        let mut args = vec!["kmeans", "t.csv", "--k", "2", "--json", "--labels-out", "got.csv"];
+        args.extend(&sel);
+        let got = run_json(d, &args, &format!("{sel:?}"));
+        assert_eq!(got["inertia"], want["inertia"], "{sel:?}");
+        assert_eq!(got["d"], 2);
+        assert_eq!(
+            std::fs::read_to_string(d.join("got.csv")).unwrap(),
+            std::fs::read_to_string(d.join("want.csv")).unwrap()
+        );
+    }
+    // A text column left in is still an error naming it.
+    let out = clustr(d, &["kmeans", "t.csv", "--k", "2", "--drop-columns", "1"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot parse \"a\""));
+    // --standardize: the centres are those of the z-scored points.
+    let z = run_json(
+        d,
+        &["kmeans", "p.csv", "--k", "2", "--json", "--standardize"],
+        "zscore",
+    );
+    let mut x = clustr::data::read_matrix::<f64>(d.join("p.csv")).unwrap();
+    clustr::data::columns::standardize(&mut x, clustr::data::columns::Scaling::ZScore).unwrap();
+    let m = clustr::kmeans::KMeans::new(2).fit(&x.view()).unwrap();
+    assert!((z["inertia"].as_f64().unwrap() - m.inertia).abs() < 1e-12);
+    // Standard input as CSV; a .npy on standard input is refused in one line.
+    let out = clustr_stdin(d, &["kmeans", "-", "--k", "2", "--json"], plain.as_bytes());
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["inertia"], want["inertia"]);
+    clustr::data::write_matrix(d.join("x.npy"), x.view(), &[]).unwrap();
+    let before = files(d);
+    let npy = std::fs::read(d.join("x.npy")).unwrap();
+    let out = clustr_stdin(d, &["kmeans", "-", "--k", "2", "--labels-out", "o.csv"], &npy);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains(".npy") && out.stdout.is_empty(), "{err}");
+    assert_eq!(files(d), before);
 }

@@ -2,6 +2,7 @@
 //! delimiter `,` `;` or tab (sniffed from the first line), an optional label column. Errors
 //! name the file, line and column.
 
+use super::columns::ColumnSelection;
 use crate::error::{Error, Result};
 use crate::scalar::Scalar;
 use ndarray::Array2;
@@ -30,6 +31,8 @@ pub struct CsvOptions {
     pub has_header: Option<bool>,
     /// The label column, if any.
     pub label_column: Option<LabelColumn>,
+    /// The columns read as data (all by default); the others are skipped unparsed.
+    pub columns: ColumnSelection,
 }
 
 /// A numeric table read from a delimited file.
@@ -123,7 +126,18 @@ pub fn parse_csv<F: Scalar>(bytes: &[u8], source: &Path, opts: &CsvOptions) -> R
             "file has a header but no data rows",
         ));
     }
-    let d = ncols - usize::from(label_idx.is_some());
+    let mut read = vec![false; ncols];
+    for c in opts.columns.resolve(ncols, header.as_deref())? {
+        read[c] = Some(c) != label_idx;
+    }
+    let d = read.iter().filter(|&&r| r).count();
+    if d == 0 {
+        return Err(Error::param(
+            "columns",
+            "",
+            "no data column is left (only the label column)",
+        ));
+    }
     let mut data = Array2::<F>::zeros((rows.len(), d));
     let mut raw_labels = Vec::new();
     for (r, (line, rec)) in rows.iter().enumerate() {
@@ -142,6 +156,8 @@ pub fn parse_csv<F: Scalar>(bytes: &[u8], source: &Path, opts: &CsvOptions) -> R
         for (c, cell) in rec.iter().enumerate() {
             if Some(c) == label_idx {
                 raw_labels.push(cell.to_string());
+            }
+            if !read[c] {
                 continue;
             }
             let v = parse_number(cell).ok_or_else(|| {
@@ -173,7 +189,7 @@ pub fn parse_csv<F: Scalar>(bytes: &[u8], source: &Path, opts: &CsvOptions) -> R
     let header = header.map(|h| {
         h.into_iter()
             .enumerate()
-            .filter(|(c, _)| Some(*c) != label_idx)
+            .filter(|(c, _)| read[*c])
             .map(|(_, s)| s)
             .collect()
     });

@@ -1,6 +1,7 @@
 //! Data in and out: .npy and .csv matrices, label files, output files that never lose data
 //! ([`output`]), and the input checks every algorithm shares ([`validate`]).
 
+pub mod columns;
 pub mod csv;
 pub mod npy;
 pub mod output;
@@ -65,12 +66,40 @@ pub fn read_matrix<F: Scalar>(path: impl AsRef<Path>) -> Result<Array2<F>> {
 }
 
 /// [`read_matrix`] with options for delimited text (such as a forced header).
+/// The path `-` is standard input, read as CSV; `csv.columns` selects the columns of either
+/// kind of file.
 pub fn read_matrix_with<F: Scalar>(path: impl AsRef<Path>, csv: &CsvOptions) -> Result<Array2<F>> {
     let path = path.as_ref();
+    if path == Path::new(STDIN) {
+        return Ok(self::csv::parse_csv(&read_stdin()?, path, csv)?.data);
+    }
     match FileKind::of(path)? {
-        FileKind::Npy => NpyFile::open(path)?.to_array(),
+        FileKind::Npy => csv.columns.apply(NpyFile::open(path)?.to_array()?),
         FileKind::Csv => Ok(read_csv(path, csv)?.data),
     }
+}
+
+/// The input path that names standard input.
+pub const STDIN: &str = "-";
+
+/// All of standard input: CSV text (a .npy stream is refused: its shape is in its header, and
+/// `-` is read as text).
+fn read_stdin() -> Result<Vec<u8>> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    std::io::stdin()
+        .lock()
+        .read_to_end(&mut bytes)
+        .map_err(|e| Error::io(STDIN, e))?;
+    if bytes.starts_with(b"\x93NUMPY") {
+        return Err(Error::parse(
+            STDIN,
+            None,
+            None,
+            "standard input holds a .npy file, but - is read as CSV; name the .npy file instead",
+        ));
+    }
+    Ok(bytes)
 }
 
 /// Reads labels: a 1-D integer .npy, or a text file with one column (or a column named

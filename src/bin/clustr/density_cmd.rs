@@ -1,9 +1,7 @@
 //! `clustr dbscan INPUT --eps E ...`, `clustr optics INPUT ...`, `clustr hdbscan INPUT ...` and
 //! `clustr single-linkage INPUT ...`.
 
-use crate::harness::{
-    load_points, secs, AlgoArgs, CliError, CliResult, ExecArgs, ModelOutArg, OutputArgs, Report,
-};
+use crate::harness::{load_points, secs, CliError, CliResult, ExecArgs, ModelOutArg, OutputArgs, Report};
 use clustr::density::{Dbscan, Extraction, Hdbscan, IndexKind, Optics};
 use clustr::{Fit, MetricKind};
 use serde_json::json;
@@ -135,12 +133,6 @@ fn report(
     extra: serde_json::Map<String, serde_json::Value>,
     started: Instant,
 ) -> CliResult {
-    let algo = AlgoArgs {
-        k: model.n_clusters(),
-        seed: 0,
-        max_iter: None,
-        labels_out: labels_out.clone(),
-    };
     Report {
         algorithm,
         n,
@@ -153,7 +145,7 @@ fn report(
         seconds: vec![("fit", fit_s)],
         extra,
     }
-    .emit(&algo, output, started)
+    .emit(labels_out.as_deref(), output, started)
 }
 
 #[derive(clap::Args)]
@@ -353,6 +345,7 @@ pub fn run_hdbscan(a: HdbscanArgs) -> CliResult {
     params.max_cluster_size = a.max_cluster_size;
     let ((model, d, n, fit_s), threads) = a.exec.run(|_backend| {
         if a.precomputed {
+            crate::harness::refuse_points_options("a precomputed dissimilarity matrix")?;
             let d = clustr::DenseMatrix::new(crate::harness::read_matrix::<f64>(&a.input)?)
                 .map_err(|e| CliError::from(e).prefixed(&a.input))?;
             let t = Instant::now();

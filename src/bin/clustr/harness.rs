@@ -3,6 +3,7 @@
 
 use clustr::data::{validate::check_points, CsvOptions, NpyRows};
 use clustr::error::Suggestion;
+use clustr::select_k::{Criterion, KSelection, SelectK};
 use clustr::{AnyBackend, BackendChoice, Error, Scalar};
 use ndarray::Array2;
 use std::io::IsTerminal;
@@ -131,6 +132,7 @@ impl Processes {
         if !self.distributed && !path.is_dir() {
             return load_points(path);
         }
+
         let rows = self.rows(path)?;
         let x = rows
             .rows::<F>(0, rows.nrows())
@@ -144,6 +146,7 @@ impl Processes {
     /// The rows this process reads, unread yet: a .npy file or a folder of .npy shards (in
     /// file-name order), in a distributed run this process's contiguous slice of them.
     pub fn rows(&self, path: &Path) -> CliResult<NpyRows> {
+        refuse_points_options("a streamed .npy, --distributed or a folder of shards")?;
         if !path.is_dir() && clustr::data::FileKind::of(path)? != clustr::data::FileKind::Npy {
             return Err(CliError::usage(format!(
                 "{}: a distributed run reads its rows from a .npy file or a folder of .npy shards",
@@ -230,10 +233,52 @@ pub fn read_sample_weight(path: &Path) -> CliResult<Vec<f64>> {
     Ok(w.into_iter().collect())
 }
 
-/// Reads a data matrix and checks it (non-empty, finite); errors name the file.
+/// `--columns`, `--drop-columns` and `--standardize`: how the points are taken from INPUT.
+#[derive(Clone, Debug, Default)]
+pub struct PointsOptions {
+    pub columns: clustr::data::columns::ColumnSelection,
+    pub standardize: Option<clustr::data::columns::Scaling>,
+}
+
+static POINTS: std::sync::OnceLock<PointsOptions> = std::sync::OnceLock::new();
+
+/// Sets how the points of every INPUT of the run are selected and scaled.
+pub fn set_points_options(p: PointsOptions) {
+    let _ = POINTS.set(p);
+}
+
+fn points_options() -> PointsOptions {
+    POINTS.get().cloned().unwrap_or_default()
+}
+
+/// Refuses `--columns`, `--drop-columns` and `--standardize` where the input is not read
+/// whole as points (`what`).
+pub fn refuse_points_options(what: &str) -> CliResult {
+    let opts = points_options();
+    if opts.columns.is_all() && opts.standardize.is_none() {
+        return Ok(());
+    }
+    Err(CliError::usage(format!(
+        "--columns, --drop-columns and --standardize apply to points read whole, not to {what}"
+    )))
+}
+
+/// Reads the points (.npy, CSV, or `-`: CSV on standard input) with the run's column
+/// selection, checks them (non-empty, finite) and standardises them if asked; errors name the
+/// file.
 pub fn load_points<F: Scalar>(path: &Path) -> CliResult<Array2<F>> {
-    let x = read_matrix::<F>(path)?;
-    check_points(x.view()).map_err(|e| CliError::from(e).prefixed(path))?;
+    let opts = points_options();
+    let csv = CsvOptions {
+        has_header: CSV_HEADER.get().copied().flatten(),
+        columns: opts.columns,
+        ..Default::default()
+    };
+    let prefixed = |e: Error| CliError::from(e).prefixed(path);
+    let mut x = clustr::data::read_matrix_with::<F>(path, &csv).map_err(prefixed)?;
+    check_points(x.view()).map_err(prefixed)?;
+    if let Some(how) = opts.standardize {
+        clustr::data::columns::standardize(&mut x, how).map_err(prefixed)?;
+    }
     Ok(x)
 }
 
@@ -276,9 +321,15 @@ pub fn secs(t: Instant) -> f64 {
 /// Options every clustering subcommand takes.
 #[derive(clap::Args, Clone, Debug)]
 pub struct AlgoArgs {
-    /// Number of clusters.
+    /// Number of clusters; or a range A:B (inclusive) or a list A,B,C: each k is fitted and the
+    /// best by --criterion kept.
+    #[arg(long, value_parser = parse_k_arg)]
+    pub k: Ks,
+    /// With several k, how to choose: silhouette, medoid-silhouette, calinski-harabasz (ch),
+    /// davies-bouldin (db), bic, aic or elbow (default: medoid-silhouette for the k-medoids
+    /// methods, bic for gmm, elbow for the kernel methods, silhouette otherwise).
     #[arg(long)]
-    pub k: usize,
+    pub criterion: Option<String>,
     /// Seed of every random choice.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
@@ -393,7 +444,7 @@ pub struct Report<'a> {
 impl Report<'_> {
     /// Writes the labels (if asked), then prints the summary. A non-finite objective is never
     /// reported as a result: the input was beyond what the arithmetic could take (exit 2).
-    pub fn emit(self, algo: &AlgoArgs, out: &OutputArgs, started: Instant) -> CliResult {
+    pub fn emit(self, labels_out: Option<&Path>, out: &OutputArgs, started: Instant) -> CliResult {
         if let Some(loss) = self.model.loss().filter(|l| !l.is_finite()) {
             return Err(CliError::from(Error::OutOfRange(format!(
                 "{}: the objective came out as {loss}: the input values are beyond what the \
@@ -401,7 +452,7 @@ impl Report<'_> {
                 self.algorithm
             ))));
         }
-        if let Some(p) = &algo.labels_out {
+        if let Some(p) = labels_out {
             clustr::data::write_labels(p, self.model.labels())?;
         }
         commit_outputs()?;
@@ -462,4 +513,151 @@ pub enum Dtype {
 pub fn commit_outputs() -> CliResult {
     clustr::data::output::commit_staged()?;
     Ok(())
+}
+
+/// `--k`: the numbers of clusters to try (one, or several in increasing order).
+#[derive(Clone, Debug)]
+pub struct Ks(pub Vec<usize>);
+
+fn parse_k_arg(s: &str) -> Result<Ks, String> {
+    clustr::select_k::parse_ks(s).map(Ks).map_err(|e| e.to_string())
+}
+
+/// How a subcommand chooses among several k: its name on the progress bar, the steps of one
+/// fit's bar, its default criterion, and the memory one fit needs (fits run at once as far as
+/// `--max-memory` allows).
+pub struct KChoice<'a> {
+    pub what: &'a str,
+    pub steps: usize,
+    pub criterion: Criterion,
+    pub bytes_per_fit: u64,
+}
+
+/// What `--k` gave: the model, its k, and with several k the table (`k_selection` in the JSON).
+pub struct Chosen<M> {
+    pub model: M,
+    pub k: usize,
+    pub table: Option<serde_json::Value>,
+}
+
+/// Adds `k_selection` to a report's fields when several k were tried.
+pub fn insert_k_selection(
+    extra: &mut serde_json::Map<String, serde_json::Value>,
+    table: Option<serde_json::Value>,
+) {
+    if let Some(t) = table {
+        extra.insert("k_selection".into(), t);
+    }
+}
+
+impl AlgoArgs {
+    /// The one k of a subcommand that does not choose among several.
+    pub fn single_k(&self, command: &str) -> CliResult<usize> {
+        match (self.k.0.as_slice(), &self.criterion) {
+            ([k], None) => Ok(*k),
+            _ => Err(CliError::usage(format!(
+                "{command} takes one --k (no range, list or --criterion)"
+            ))),
+        }
+    }
+
+    /// Fits `fit(k, progress)` with the one k, or with each of several k keeping the best by the
+    /// criterion (the table is printed unless --quiet). `own` gives the family's own value of
+    /// a criterion (BIC, medoid silhouette); the silhouette, CH and DB otherwise come from `x`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn choose<F: Scalar, M: clustr::Clustering + Send>(
+        &self,
+        how: KChoice<'_>,
+        out: &OutputArgs,
+        n: usize,
+        x: Option<ndarray::ArrayView2<'_, F>>,
+        fit: impl Fn(usize, clustr::ProgressFn) -> clustr::Result<M> + Sync,
+        own: impl Fn(&M, Criterion) -> Option<clustr::Result<f64>> + Sync,
+    ) -> CliResult<Chosen<M>> {
+        if let ([k], None) = (self.k.0.as_slice(), &self.criterion) {
+            let (bar, progress) = iteration_bar(how.steps, how.what, out);
+            let model = fit(*k, progress)?;
+            bar.finish_and_clear();
+            return Ok(Chosen {
+                model,
+                k: *k,
+                table: None,
+            });
+        }
+        let criterion = match &self.criterion {
+            Some(c) => c.parse()?,
+            None => how.criterion,
+        };
+        let ks = self.k.0.clone();
+        let at_once = (clustr::memory::max_memory() / how.bytes_per_fit.max(1)).clamp(1, ks.len() as u64);
+        let bar = progress_bar(ks.len() as u64, &format!("{}: fitting each k", how.what), out);
+        bar.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{msg} [{bar:30}] {pos}/{len} fits, {elapsed} (eta {eta})",
+            )
+            .expect("valid template")
+            .progress_chars("=> "),
+        );
+        let b = bar.clone();
+        let mut select = SelectK::new(ks, criterion)
+            .parallel(at_once as usize)
+            .seed(self.seed);
+        select.progress = Some(clustr::ProgressFn::new(move |p| {
+            b.set_position(p.iteration as u64)
+        }));
+        let quiet = clustr::ProgressFn::new(|_| {});
+        let chosen = select.run(n, x, |k| fit(k, quiet.clone()), own)?;
+        bar.finish_and_clear();
+        if !out.quiet {
+            print_k_table(&chosen);
+        }
+        let rows: Vec<serde_json::Value> = chosen
+            .table
+            .iter()
+            .map(|r| {
+                serde_json::json!({
+                    "k": r.k, "score": r.score, "loss": r.loss, "n_clusters": r.n_clusters,
+                    "n_iter": r.n_iter, "seconds": r.seconds,
+                })
+            })
+            .collect();
+        let table = serde_json::json!({
+            "criterion": criterion.name(),
+            "higher_is_better": criterion.higher_is_better(),
+            "chosen_k": chosen.best_k,
+            "table": rows,
+        });
+        Ok(Chosen {
+            model: chosen.model,
+            k: chosen.best_k,
+            table: Some(table),
+        })
+    }
+}
+
+/// The table of a choice of k on stderr, the chosen row marked.
+fn print_k_table<M>(s: &KSelection<M>) {
+    let better = if s.criterion.higher_is_better() {
+        "higher"
+    } else {
+        "lower"
+    };
+    eprintln!("clustr: choosing k by {} ({better} is better):", s.criterion);
+    eprintln!(
+        "      k  {:>18}  {:>14}  {:>8}  {:>10}  {:>9}",
+        s.criterion.name(),
+        "loss",
+        "clusters",
+        "iterations",
+        "seconds"
+    );
+    for r in &s.table {
+        let mark = if r.k == s.best_k { "*" } else { " " };
+        let score = r.score.map_or("-".into(), |v| format!("{v:.6}"));
+        let loss = r.loss.map_or("-".into(), |v| format!("{v:.6e}"));
+        eprintln!(
+            "  {mark} {:>4}  {score:>18}  {loss:>14}  {:>8}  {:>10}  {:>9.3}",
+            r.k, r.n_clusters, r.n_iter, r.seconds
+        );
+    }
 }

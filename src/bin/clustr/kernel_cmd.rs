@@ -1,11 +1,14 @@
 //! `clustr power-kmeans`, `kpkm`, `kernel-kmeans`, `rff-kpkm` and `ip-rff-mkpkm`.
 
+use crate::harness::{insert_k_selection, Chosen, KChoice};
 use crate::harness::{
-    iteration_bar, secs, AlgoArgs, CliError, CliResult, Dtype, ExecArgs, ModelOutArg, OutputArgs, Processes,
-    Report, SampleWeightArg, WithLabels,
+    secs, AlgoArgs, CliError, CliResult, Dtype, ExecArgs, ModelOutArg, OutputArgs, Processes, Report,
+    SampleWeightArg, WithLabels,
 };
 use clustr::data::write_matrix;
 use clustr::kernel::{Bandwidth, IpRffMkpkm, Kernel, KernelKMeans, Kpkm, PowerKMeans, RffKpkm, Schedule};
+use clustr::memory::MemoryEstimate;
+use clustr::select_k::Criterion;
 use clustr::{AnyBackend, Backend as _, Clustering, Fit, Scalar};
 use serde_json::json;
 use std::path::PathBuf;
@@ -202,38 +205,65 @@ pub struct IpArgs {
     typicality_out: Option<PathBuf>,
 }
 
-/// Loads the points (this process's slice in a distributed run), runs `fit` on them under the
-/// thread pool with the chosen backend (it returns the name of the backend it ran on), and
-/// reports (rank 0, with every process's labels).
-fn run_with<F: Scalar, M: Clustering + Send>(
-    name: &str,
+/// How a command of this module fits: its name, its estimator (for the memory of one fit),
+/// how it chooses among several k, and whether it runs on the backend (else on the CPU).
+struct Family<'a, P> {
+    name: &'a str,
+    params: &'a P,
+    criterion: Criterion,
+    on_backend: bool,
+}
+
+/// Loads the points (this process's slice in a distributed run), runs `fit(k, …)` on them
+/// under the thread pool with the chosen backend for the one k or each of several (then keeps
+/// the best by the criterion), and reports (rank 0, with every process's labels).
+fn run_with<F: Scalar, M: Clustering + Send, P: MemoryEstimate + Sync>(
+    family: Family<'_, P>,
     p: &RunArgs,
     procs: Processes,
-    fit: impl FnOnce(&ndarray::Array2<F>, clustr::ProgressFn, &AnyBackend) -> clustr::Result<(M, &'static str)>
-        + Send,
+    fit: impl Fn(usize, &ndarray::Array2<F>, clustr::ProgressFn, &AnyBackend) -> clustr::Result<M> + Sync,
     extra: impl FnOnce(&M) -> CliResult<serde_json::Map<String, serde_json::Value>>,
 ) -> CliResult {
     let started = Instant::now();
-    let ((model, ran_on, d, read_s, fit_s), threads) = p.exec.run(|backend| {
+    if procs.comm.size() > 1 {
+        p.algo.single_k(&format!("{} --distributed", family.name))?;
+    }
+    let ((chosen, ran_on, d, read_s, fit_s), threads) = p.exec.run(|backend| {
         let t0 = Instant::now();
         let x = procs.load::<F>(&p.input)?;
         let read_s = secs(t0);
-        let (bar, progress) = iteration_bar(p.algo.max_iter.unwrap_or(200), name, &p.output);
         let t1 = Instant::now();
-        let (model, ran_on) = fit(&x, progress, backend)?;
-        bar.finish_and_clear();
-        Ok((model, ran_on, x.ncols(), read_s, secs(t1)))
+        let how = KChoice {
+            what: family.name,
+            steps: p.algo.max_iter.unwrap_or(200),
+            criterion: family.criterion,
+            bytes_per_fit: family
+                .params
+                .memory_estimate(x.nrows(), x.ncols(), size_of::<F>()),
+        };
+        let chosen = p.algo.choose(
+            how,
+            &p.output,
+            x.nrows(),
+            Some(x.view()),
+            |k, progress| fit(k, &x, progress, backend),
+            |_, _| None,
+        )?;
+        let ran_on = if family.on_backend { backend.name() } else { "cpu" };
+        Ok((chosen, ran_on, x.ncols(), read_s, secs(t1)))
     })?;
+    let Chosen { model, k, table } = chosen;
     let Some(labels) = procs.gather_labels(model.labels().to_vec()) else {
         return Ok(()); // rank 0 writes and reports
     };
     let mut extra = extra(&model)?;
     extra.insert("processes".into(), json!(procs.comm.size()));
+    insert_k_selection(&mut extra, table);
     Report {
-        algorithm: name,
+        algorithm: family.name,
         n: labels.len(),
         d: Some(d),
-        k: Some(p.algo.k),
+        k: Some(k),
         model: &WithLabels {
             model: &model,
             labels,
@@ -244,12 +274,12 @@ fn run_with<F: Scalar, M: Clustering + Send>(
         seconds: vec![("read", read_s), ("fit", fit_s)],
         extra,
     }
-    .emit(&p.algo, &p.output, started)
+    .emit(p.algo.labels_out.as_deref(), &p.output, started)
 }
 
 pub fn run_power_kmeans(a: PowerKMeansArgs) -> CliResult {
     let p = &a.power;
-    let mut params = PowerKMeans::new(p.algo.k)
+    let mut params = PowerKMeans::new(p.algo.k.0[0])
         .init(p.init()?)
         .n_init(p.n_init)
         .seed(p.algo.seed);
@@ -258,13 +288,20 @@ pub fn run_power_kmeans(a: PowerKMeansArgs) -> CliResult {
     let procs = Processes::new(a.distributed)?;
     fn go<F: Scalar>(p: &RunArgs, procs: Processes, params: PowerKMeans, out: &ModelOutArg) -> CliResult {
         let params = params.communicator(procs.comm.clone());
-        run_with::<F, _>(
-            "power-kmeans",
+        let family = Family {
+            name: "power-kmeans",
+            params: &params,
+            criterion: Criterion::Silhouette,
+            on_backend: true,
+        };
+        run_with::<F, _, _>(
+            family,
             p,
             procs,
-            |x, prog, backend| {
-                let model = params.progress(prog).backend(backend.clone()).fit(&x.view())?;
-                Ok((model, backend.name()))
+            |k, x, prog, backend| {
+                let mut params = params.clone();
+                params.k = k;
+                params.progress(prog).backend(backend.clone()).fit(&x.view())
             },
             |m| {
                 out.save(m)?;
@@ -280,18 +317,28 @@ pub fn run_power_kmeans(a: PowerKMeansArgs) -> CliResult {
 
 pub fn run_kpkm(a: KpkmArgs) -> CliResult {
     let p = &a.power;
-    let mut params = Kpkm::new(p.algo.k)
+    let mut params = Kpkm::new(p.algo.k.0[0])
         .kernel(Kernel::Gaussian(bandwidth(&a.sigma)?))
         .init(p.init()?)
         .n_init(p.n_init)
         .seed(p.algo.seed);
     params.schedule = a.anneal.schedule(&params.schedule, p);
     fn go<F: Scalar>(p: &RunArgs, params: Kpkm) -> CliResult {
-        run_with::<F, _>(
-            "kpkm",
+        let family = Family {
+            name: "kpkm",
+            params: &params,
+            criterion: Criterion::Elbow,
+            on_backend: false,
+        };
+        run_with::<F, _, _>(
+            family,
             p,
             Processes::new(false)?,
-            |x, prog, _| Ok((params.progress(prog).fit(&x.view())?, "cpu")),
+            |k, x, prog, _| {
+                let mut params = params.clone();
+                params.k = k;
+                params.progress(prog).fit(&x.view())
+            },
             |m: &clustr::kernel::KernelModel| Ok(annealing(&m.fit, p.n_init)),
         )
     }
@@ -303,7 +350,7 @@ pub fn run_kpkm(a: KpkmArgs) -> CliResult {
 
 pub fn run_kernel_kmeans(a: KernelKMeansArgs) -> CliResult {
     let p = &a.run;
-    let mut params = KernelKMeans::new(p.algo.k)
+    let mut params = KernelKMeans::new(p.algo.k.0[0])
         .kernel(Kernel::Gaussian(bandwidth(&a.sigma)?))
         .init(p.init()?)
         .n_init(p.n_init)
@@ -312,11 +359,21 @@ pub fn run_kernel_kmeans(a: KernelKMeansArgs) -> CliResult {
         params = params.max_iter(m);
     }
     fn go<F: Scalar>(p: &RunArgs, params: KernelKMeans) -> CliResult {
-        run_with::<F, _>(
-            "kernel-kmeans",
+        let family = Family {
+            name: "kernel-kmeans",
+            params: &params,
+            criterion: Criterion::Elbow,
+            on_backend: false,
+        };
+        run_with::<F, _, _>(
+            family,
             p,
             Processes::new(false)?,
-            |x, prog, _| Ok((params.progress(prog).fit(&x.view())?, "cpu")),
+            |k, x, prog, _| {
+                let mut params = params.clone();
+                params.k = k;
+                params.progress(prog).fit(&x.view())
+            },
             |m: &clustr::kernel::KernelModel| Ok(restarts(&m.fit, p.n_init)),
         )
     }
@@ -328,7 +385,7 @@ pub fn run_kernel_kmeans(a: KernelKMeansArgs) -> CliResult {
 
 pub fn run_rff_kpkm(a: RffKpkmArgs) -> CliResult {
     let p = &a.power;
-    let mut params = RffKpkm::new(p.algo.k)
+    let mut params = RffKpkm::new(p.algo.k.0[0])
         .n_features(a.n_features)
         .bandwidth(bandwidth(&a.sigma)?)
         .init(p.init()?)
@@ -339,13 +396,20 @@ pub fn run_rff_kpkm(a: RffKpkmArgs) -> CliResult {
     let procs = Processes::new(a.distributed)?;
     fn go<F: Scalar>(p: &RunArgs, procs: Processes, params: RffKpkm, out: &ModelOutArg) -> CliResult {
         let params = params.communicator(procs.comm.clone());
-        run_with::<F, _>(
-            "rff-kpkm",
+        let family = Family {
+            name: "rff-kpkm",
+            params: &params,
+            criterion: Criterion::Elbow,
+            on_backend: true,
+        };
+        run_with::<F, _, _>(
+            family,
             p,
             procs,
-            |x, prog, backend| {
-                let model = params.progress(prog).backend(backend.clone()).fit(&x.view())?;
-                Ok((model, backend.name()))
+            |k, x, prog, backend| {
+                let mut params = params.clone();
+                params.k = k;
+                params.progress(prog).backend(backend.clone()).fit(&x.view())
             },
             |m: &clustr::kernel::RffKpkmModel<F>| {
                 out.save(m)?;
@@ -364,7 +428,7 @@ pub fn run_rff_kpkm(a: RffKpkmArgs) -> CliResult {
 
 pub fn run_ip_rff_mkpkm(a: IpArgs) -> CliResult {
     let p = &a.power;
-    let mut params = IpRffMkpkm::new(p.algo.k)
+    let mut params = IpRffMkpkm::new(p.algo.k.0[0])
         .n_features(a.n_features)
         .m_p(a.m_p)
         .possibilistic(!a.no_possibilistic)
@@ -381,11 +445,21 @@ pub fn run_ip_rff_mkpkm(a: IpArgs) -> CliResult {
         out: &Option<PathBuf>,
         model_out: &ModelOutArg,
     ) -> CliResult {
-        run_with::<F, _>(
-            "ip-rff-mkpkm",
+        let family = Family {
+            name: "ip-rff-mkpkm",
+            params: &params,
+            criterion: Criterion::Elbow,
+            on_backend: false,
+        };
+        run_with::<F, _, _>(
+            family,
             p,
             Processes::new(false)?,
-            |x, prog, _| Ok((params.progress(prog).fit(&x.view())?, "cpu")),
+            |k, x, prog, _| {
+                let mut params = params.clone();
+                params.k = k;
+                params.progress(prog).fit(&x.view())
+            },
             |m: &clustr::kernel::IpRffMkpkmModel<F>| {
                 model_out.save(m)?;
                 let t = m.typicality();

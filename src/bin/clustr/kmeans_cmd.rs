@@ -1,6 +1,7 @@
 //! `clustr kmeans INPUT --k K [--init k-means++|random|FILE] [--n-init N] [--tol T] ...` and
 //! `clustr minibatch-kmeans INPUT --k K [--batch-size B] ...` (a .npy input is streamed).
 
+use crate::harness::{insert_k_selection, Chosen, KChoice};
 use crate::harness::{
     iteration_bar, load_points, secs, AlgoArgs, CliError, CliResult, Dtype, ExecArgs, ModelOutArg,
     OutputArgs, Processes, Report,
@@ -8,6 +9,8 @@ use crate::harness::{
 use crate::harness::{read_matrix, SampleWeightArg};
 use clustr::data::FileKind;
 use clustr::kmeans::{Algorithm, KMeans, KMeansInit, MiniBatchKMeans};
+use clustr::memory::MemoryEstimate as _;
+use clustr::select_k::Criterion;
 use clustr::Backend as _;
 use clustr::{Fit, Scalar};
 use serde_json::json;
@@ -54,7 +57,10 @@ pub struct Args {
 pub fn run(a: Args) -> CliResult {
     let algorithm: Algorithm = a.algorithm.parse()?;
     let init = kmeans_init(&a.init)?;
-    let mut params = KMeans::new(a.algo.k)
+    if a.distributed {
+        a.algo.single_k("kmeans --distributed")?;
+    }
+    let mut params = KMeans::new(a.algo.k.0[0])
         .init(init)
         .tol(a.tol)
         .seed(a.algo.seed)
@@ -92,21 +98,31 @@ fn centers_json<F: Scalar>(centers: &ndarray::Array2<F>) -> serde_json::Value {
 fn fit<F: Scalar>(params: KMeans, a: &Args) -> CliResult {
     let started = Instant::now();
     let procs = Processes::new(a.distributed)?;
-    let ((mut model, d, read_s, fit_s, backend_name), threads) = a.exec.run(|backend| {
+    let ((chosen, d, read_s, fit_s, backend_name), threads) = a.exec.run(|backend| {
         let t0 = Instant::now();
         let x = procs.load::<F>(&a.input)?;
         let read_s = secs(t0);
-        let (bar, progress) = iteration_bar(params.max_iter, "kmeans", &a.output);
         let t1 = Instant::now();
-        let model = params
-            .clone()
-            .communicator(procs.comm.clone())
-            .backend(backend.clone())
-            .progress(progress)
-            .fit(&x.view())?;
-        bar.finish_and_clear();
-        Ok((model, x.ncols(), read_s, secs(t1), backend.name()))
+        let how = KChoice {
+            what: "kmeans",
+            steps: params.max_iter,
+            criterion: Criterion::Silhouette,
+            bytes_per_fit: params.memory_estimate(x.nrows(), x.ncols(), size_of::<F>()),
+        };
+        let fit_k = |k, progress| {
+            let mut p = params.clone();
+            p.k = k;
+            p.communicator(procs.comm.clone())
+                .backend(backend.clone())
+                .progress(progress)
+                .fit(&x.view())
+        };
+        let chosen = a
+            .algo
+            .choose(how, &a.output, x.nrows(), Some(x.view()), fit_k, |_, _| None)?;
+        Ok((chosen, x.ncols(), read_s, secs(t1), backend.name()))
     })?;
+    let Chosen { mut model, k, table } = chosen;
     let Some(labels) = procs.gather_labels(std::mem::take(&mut model.labels)) else {
         return Ok(()); // rank 0 writes and reports
     };
@@ -117,11 +133,12 @@ fn fit<F: Scalar>(params: KMeans, a: &Args) -> CliResult {
     extra.insert("inertia".into(), json!(model.inertia));
     extra.insert("kmeans_algorithm".into(), json!(model.algorithm.name()));
     extra.insert("processes".into(), json!(procs.comm.size()));
+    insert_k_selection(&mut extra, table);
     Report {
         algorithm: "kmeans",
         n: model.labels.len(),
         d: Some(d),
-        k: Some(a.algo.k),
+        k: Some(k),
         model: &model,
         backend: backend_name,
         threads,
@@ -129,7 +146,7 @@ fn fit<F: Scalar>(params: KMeans, a: &Args) -> CliResult {
         seconds: vec![("read", read_s), ("fit", fit_s)],
         extra,
     }
-    .emit(&a.algo, &a.output, started)
+    .emit(a.algo.labels_out.as_deref(), &a.output, started)
 }
 
 #[derive(clap::Args)]
@@ -182,7 +199,8 @@ pub struct MiniBatchArgs {
 }
 
 pub fn run_minibatch(a: MiniBatchArgs) -> CliResult {
-    let mut params = MiniBatchKMeans::new(a.algo.k)
+    let k = a.algo.single_k("minibatch-kmeans")?;
+    let mut params = MiniBatchKMeans::new(k)
         .init(kmeans_init(&a.init)?)
         .batch_size(a.batch_size)
         .tol(a.tol)
@@ -247,7 +265,7 @@ fn fit_minibatch<F: Scalar>(params: MiniBatchKMeans, a: &MiniBatchArgs) -> CliRe
         algorithm: "minibatch-kmeans",
         n: model.labels.len(),
         d: Some(d),
-        k: Some(a.algo.k),
+        k: Some(params.k),
         model: &model,
         backend: backend_name,
         threads,
@@ -255,5 +273,5 @@ fn fit_minibatch<F: Scalar>(params: MiniBatchKMeans, a: &MiniBatchArgs) -> CliRe
         seconds: vec![("fit", fit_s)],
         extra,
     }
-    .emit(&a.algo, &a.output, started)
+    .emit(a.algo.labels_out.as_deref(), &a.output, started)
 }

@@ -8,11 +8,13 @@
 //! reading the matrix.
 
 use crate::harness::read_matrix;
+use crate::harness::{insert_k_selection, Chosen, KChoice};
 use crate::harness::{
-    iteration_bar, secs, AlgoArgs, CliError, CliResult, Dtype, ExecArgs, ModelOutArg, OutputArgs, Processes,
-    Report, SampleWeightArg,
+    secs, AlgoArgs, CliError, CliResult, Dtype, ExecArgs, ModelOutArg, OutputArgs, Processes, Report,
+    SampleWeightArg,
 };
 use clustr::kmedoids::{Clara, Clarans, Init, KMedoids, KMedoidsModel, KValue};
+use clustr::select_k::Criterion;
 use clustr::{AnyBackend, Backend as _};
 use clustr::{DenseMatrix, Dissimilarity, Fit, MetricKind, OnTheFly, ProgressFn, Scalar};
 use serde_json::json;
@@ -103,6 +105,17 @@ impl Algo {
         }
     }
 
+    /// The same method and options with another k.
+    fn with_k(&self, k: usize) -> Algo {
+        let mut a = self.clone();
+        match &mut a {
+            Algo::Swap(p) => p.k = k,
+            Algo::Clara(p) => p.k = k,
+            Algo::Clarans(p) => p.k = k,
+        }
+        a
+    }
+
     /// Steps of the progress bar: passes, samples or local searches.
     fn steps(&self) -> usize {
         match self {
@@ -142,7 +155,11 @@ fn refuse_misplaced_flags(method: &str, a: &Args) -> CliResult {
 
 pub fn run(method: &str, a: Args) -> CliResult {
     refuse_misplaced_flags(method, &a)?;
-    let k = a.algo.k;
+    if a.distributed || a.medoids.is_some() {
+        a.algo
+            .single_k(&format!("{method} with --distributed or --medoids"))?;
+    }
+    let k = a.algo.k.0[0];
     let max_iter = a.algo.max_iter;
     let weights = a.weights.read(a.distributed)?;
     let algo = match method {
@@ -228,43 +245,75 @@ pub fn run(method: &str, a: Args) -> CliResult {
 fn fit<F: Scalar + KValue<Loss = f64>>(method: &str, algo: Algo, a: &Args) -> CliResult {
     let started = Instant::now();
     let procs = Processes::new(a.distributed)?;
-    let ((mut model, predictor, d, dist_s, fit_s, sil, backend_name), threads) = a.exec.run(|backend| {
+    let several = a.algo.k.0.len() > 1 || a.algo.criterion.is_some();
+    let ((chosen, predictor, d, dist_s, fit_s, sil, backend_name), threads) = a.exec.run(|backend| {
         let t0 = Instant::now();
-        // The medoids' coordinates for --model-out, while the points are in memory.
-        let predictor_of = |m: &KMedoidsModel<f64>, x: &ndarray::Array2<F>| match &a.model.model_out {
-            Some(_) => m.predictor(x.view(), &a.metric.parse::<MetricKind>()?).map(Some),
-            None => Ok(None),
-        };
-        let (bar, progress) = iteration_bar(algo.steps(), method, &a.output);
         let prefixed = |e: clustr::Error| CliError::from(e).prefixed(&a.input);
-        let (model, predictor, d, dist_s, fit_s, sil) = if a.precomputed {
+        let metric: MetricKind = a.metric.parse()?;
+        let how = |n: usize| KChoice {
+            what: method,
+            steps: algo.steps(),
+            criterion: Criterion::MedoidSilhouette,
+            // one fit's labels and nearest-medoid tables (the matrix is shared)
+            bytes_per_fit: clustr::memory::product(&[n, 64]),
+        };
+        let (chosen, predictor, d, dist_s, fit_s, sil) = if a.precomputed {
+            crate::harness::refuse_points_options("a precomputed dissimilarity matrix")?;
             let dm = DenseMatrix::new(read_matrix::<F>(&a.input)?).map_err(prefixed)?;
             let dist_s = secs(t0);
-            let (model, fit_s, sil) = fit_on(&algo, &dm, progress, a.silhouette, backend)?;
-            (model, None, None, dist_s, fit_s, sil)
+            let t1 = Instant::now();
+            // The fits score themselves on the dissimilarities they were fitted on.
+            let scores = |m: &KMedoidsModel<f64>, c: Criterion| scored_on(&dm, m, c);
+            let chosen = a.algo.choose::<F, _>(
+                how(dm.len()),
+                &a.output,
+                dm.len(),
+                None,
+                |k, p| algo.with_k(k).fit(&dm, p, backend),
+                scores,
+            )?;
+            let fit_s = secs(t1);
+            let sil = silhouettes(a.silhouette, &dm, &chosen.model)?;
+            (chosen, None, None, dist_s, fit_s, sil)
         } else {
-            // On points the estimator chooses the path for the backend: a distance matrix, the
-            // device's own dissimilarities, or distances on the fly (timed as part of the fit).
-            let metric: MetricKind = a.metric.parse()?;
             let x = procs.load::<F>(&a.input)?;
             let t1 = Instant::now();
-            let model = match &algo {
-                Algo::Swap(p) => p
-                    .clone()
-                    .progress(progress)
-                    .backend(backend.clone())
-                    .fit_points(x.view(), &metric)
-                    .map_err(prefixed)?,
-                Algo::Clara(p) => p
-                    .clone()
-                    .communicator(procs.comm.clone())
-                    .backend(backend.clone())
-                    .progress(progress)
-                    .fit_points(x.view(), &metric)?,
-                Algo::Clarans(p) => {
-                    let otf = OnTheFly::new(x.view(), metric).map_err(prefixed)?;
-                    p.clone().progress(progress).fit(&otf)?
-                }
+            let chosen = if !several {
+                // One k: the estimator chooses the path for the backend: a distance matrix,
+                // the device's own dissimilarities, or distances on the fly.
+                a.algo
+                    .choose::<F, _>(
+                        how(x.nrows()),
+                        &a.output,
+                        x.nrows(),
+                        Some(x.view()),
+                        |_, p| fit_points(&algo, x.view(), &metric, p, backend, &procs),
+                        |_, _| None,
+                    )
+                    .map_err(|e| e.prefixed(&a.input))?
+            } else if let Algo::Swap(_) = algo {
+                // Several k: one distance matrix for every fit.
+                let dm = DenseMatrix::from_points(x.view(), &metric, backend).map_err(prefixed)?;
+                let scores = |m: &KMedoidsModel<f64>, c: Criterion| scored_on(&dm, m, c);
+                a.algo.choose(
+                    how(x.nrows()),
+                    &a.output,
+                    x.nrows(),
+                    Some(x.view()),
+                    |k, p| algo.with_k(k).fit(&dm, p, backend),
+                    scores,
+                )?
+            } else {
+                let otf = OnTheFly::new(x.view(), metric).map_err(prefixed)?;
+                let scores = |m: &KMedoidsModel<f64>, c: Criterion| scored_on(&otf, m, c);
+                a.algo.choose(
+                    how(x.nrows()),
+                    &a.output,
+                    x.nrows(),
+                    Some(x.view()),
+                    |k, p| algo.with_k(k).fit(&otf, p, backend),
+                    scores,
+                )?
             };
             let fit_s = secs(t1);
             // The silhouette reads every distance: from a matrix again where the fit held one
@@ -273,19 +322,23 @@ fn fit<F: Scalar + KValue<Loss = f64>>(method: &str, algo: Algo, a: &Args) -> Cl
                 (false, _) => None,
                 (true, Algo::Swap(_)) if !backend.assigns_off_host() => {
                     let dm = DenseMatrix::from_points(x.view(), &metric, backend).map_err(prefixed)?;
-                    Some((model.silhouette(&dm)?, model.medoid_silhouette(&dm)?))
+                    silhouettes(true, &dm, &chosen.model)?
                 }
                 (true, _) => {
                     let otf = OnTheFly::new(x.view(), metric).map_err(prefixed)?;
-                    Some((model.silhouette(&otf)?, model.medoid_silhouette(&otf)?))
+                    silhouettes(true, &otf, &chosen.model)?
                 }
             };
-            let predictor = predictor_of(&model, &x)?;
-            (model, predictor, Some(x.ncols()), 0.0, fit_s, sil)
+            // The medoids' coordinates for --model-out, while the points are in memory.
+            let predictor = match &a.model.model_out {
+                Some(_) => Some(chosen.model.predictor(x.view(), &metric)?),
+                None => None,
+            };
+            (chosen, predictor, Some(x.ncols()), 0.0, fit_s, sil)
         };
-        bar.finish_and_clear();
-        Ok((model, predictor, d, dist_s, fit_s, sil, backend.name()))
+        Ok((chosen, predictor, d, dist_s, fit_s, sil, backend.name()))
     })?;
+    let Chosen { mut model, k, table } = chosen;
     let Some(labels) = procs.gather_labels(std::mem::take(&mut model.labels)) else {
         return Ok(()); // rank 0 writes and reports
     };
@@ -302,12 +355,13 @@ fn fit<F: Scalar + KValue<Loss = f64>>(method: &str, algo: Algo, a: &Args) -> Cl
         extra.insert("silhouette".into(), json!(s));
         extra.insert("medoid_silhouette".into(), json!(ms));
     }
+    insert_k_selection(&mut extra, table);
     let n = model.labels.len();
     Report {
         algorithm: method,
         n,
         d,
-        k: Some(a.algo.k),
+        k: Some(k),
         model: &model,
         backend: backend_name,
         threads,
@@ -315,32 +369,53 @@ fn fit<F: Scalar + KValue<Loss = f64>>(method: &str, algo: Algo, a: &Args) -> Cl
         seconds: vec![("distances", dist_s), ("fit", fit_s)],
         extra,
     }
-    .emit(&a.algo, &a.output, started)?;
+    .emit(a.algo.labels_out.as_deref(), &a.output, started)?;
     Ok(())
 }
 
-/// Fits on `d`, then measures the silhouettes if asked: (model, fit seconds, (silhouette,
-/// medoid silhouette)).
-fn fit_on<D>(
+/// One fit on points, on the path the estimator chooses for the backend.
+fn fit_points<F: Scalar + KValue<Loss = f64>>(
     algo: &Algo,
-    d: &D,
+    x: ndarray::ArrayView2<'_, F>,
+    metric: &MetricKind,
     progress: ProgressFn,
-    silhouette: bool,
     backend: &AnyBackend,
-) -> CliResult<FitOutcome>
-where
-    D: Dissimilarity,
-    D::Value: KValue<Loss = f64>,
-{
-    let t = Instant::now();
-    let model = algo.fit(d, progress, backend)?;
-    let fit_s = secs(t);
-    let sil = if silhouette {
-        Some((model.silhouette(d)?, model.medoid_silhouette(d)?))
-    } else {
-        None
-    };
-    Ok((model, fit_s, sil))
+    procs: &Processes,
+) -> clustr::Result<KMedoidsModel<f64>> {
+    match algo {
+        Algo::Swap(p) => p
+            .clone()
+            .progress(progress)
+            .backend(backend.clone())
+            .fit_points(x, metric),
+        Algo::Clara(p) => p
+            .clone()
+            .communicator(procs.comm.clone())
+            .backend(backend.clone())
+            .progress(progress)
+            .fit_points(x, metric),
+        Algo::Clarans(p) => p.clone().progress(progress).fit(&OnTheFly::new(x, *metric)?),
+    }
 }
 
-type FitOutcome = (KMedoidsModel<f64>, f64, Option<(f64, f64)>);
+/// The silhouette and the medoid silhouette on `d`, if asked.
+fn silhouettes<D: Dissimilarity>(
+    asked: bool,
+    d: &D,
+    m: &KMedoidsModel<f64>,
+) -> CliResult<Option<(f64, f64)>> {
+    Ok(if asked {
+        Some((m.silhouette(d)?, m.medoid_silhouette(d)?))
+    } else {
+        None
+    })
+}
+
+/// The k-medoids methods' own scores: both silhouettes on the dissimilarities of the fit.
+fn scored_on<D: Dissimilarity>(d: &D, m: &KMedoidsModel<f64>, c: Criterion) -> Option<clustr::Result<f64>> {
+    match c {
+        Criterion::Silhouette => Some(m.silhouette(d)),
+        Criterion::MedoidSilhouette => Some(m.medoid_silhouette(d)),
+        _ => None,
+    }
+}

@@ -38,6 +38,21 @@ struct Cli {
     /// The first line of every CSV input is data.
     #[arg(long, global = true)]
     no_header: bool,
+    /// The columns of the points to use, numbered from 1 or named in the header: 1,3-5 or
+    /// sepal_length,petal_length (the others are skipped unread, so a text column does no harm).
+    #[arg(long, global = true)]
+    columns: Option<String>,
+    /// Columns of the points to leave out, as for --columns: an id or a label column.
+    #[arg(long, global = true)]
+    drop_columns: Option<String>,
+    /// Standardise each column of the points before clustering: mean 0 and standard deviation
+    /// 1 (scikit-learn's StandardScaler). Not with --model-out or predict: the scaling is not
+    /// stored in the model.
+    #[arg(long, global = true)]
+    standardize: bool,
+    /// With --standardize: median 0 and interquartile range 1 instead (RobustScaler).
+    #[arg(long, global = true, requires = "standardize")]
+    robust: bool,
 }
 
 /// The files of the command, as (how the user named it, path): its outputs (`--out`,
@@ -192,6 +207,32 @@ fn main() -> ExitCode {
     };
     clustr::memory::set_max_memory(cli.max_memory);
     harness::set_csv_header((cli.header || cli.no_header).then_some(cli.header));
+    let list = |s: &Option<String>| s.as_deref().map(clustr::data::columns::parse_columns).transpose();
+    let columns = match (list(&cli.columns), list(&cli.drop_columns)) {
+        (Ok(keep), Ok(drop)) => clustr::data::columns::ColumnSelection {
+            keep,
+            drop: drop.unwrap_or_default(),
+        },
+        (Err(e), _) | (_, Err(e)) => return harness::fail(&e.into()),
+    };
+    let points = harness::PointsOptions {
+        columns,
+        standardize: cli.standardize.then_some(if cli.robust {
+            clustr::data::columns::Scaling::Robust
+        } else {
+            clustr::data::columns::Scaling::ZScore
+        }),
+    };
+    if points.standardize.is_some() {
+        let (_, outputs) = command_files(&command, &matches);
+        if matches!(cli.command, Command::Predict(_)) || outputs.iter().any(|(name, _)| name == "--model-out")
+        {
+            return harness::fail(&harness::CliError::usage(
+                "--standardize is not stored in a model: with --model-out or predict, standardise the file beforehand",
+            ));
+        }
+    }
+    harness::set_points_options(points);
     if let Err(e) = check_outputs(&command, &matches) {
         return harness::fail(&e);
     }

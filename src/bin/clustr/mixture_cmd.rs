@@ -1,12 +1,15 @@
 //! `clustr gmm INPUT --k K [--covariance full|tied|diag|spherical] [--init ...] ...` and
 //! `clustr ppp INPUT [--k-min 2] [--k-max 10] [--seeds 20] ...`.
 
+use crate::harness::{insert_k_selection, Chosen, KChoice};
 use crate::harness::{
     iteration_bar, load_points, secs, AlgoArgs, CliError, CliResult, ExecArgs, ModelOutArg, OutputArgs,
     Processes, Report,
 };
 use clustr::data::{read_labels, write_matrix};
+use clustr::memory::MemoryEstimate as _;
 use clustr::mixture::{CovarianceType, GaussianMixture, GmmInit, Ppp};
+use clustr::select_k::Criterion;
 use clustr::Fit;
 use serde_json::json;
 use std::path::PathBuf;
@@ -65,8 +68,11 @@ pub fn run_gmm(a: GmmArgs) -> CliResult {
         ));
     }
     let procs = Processes::new(a.distributed)?;
+    if a.distributed {
+        a.algo.single_k("gmm --distributed")?;
+    }
     let init = match (&a.init_labels, a.init.as_str()) {
-        (Some(path), _) => GmmInit::from_labels(&read_labels(path)?, a.algo.k)?,
+        (Some(path), _) => GmmInit::from_labels(&read_labels(path)?, a.algo.single_k("gmm --init-labels")?)?,
         (None, "kmeans") => GmmInit::KMeans,
         (None, "k-means++" | "kmeans++") => GmmInit::KMeansPlusPlus,
         (None, "random") => GmmInit::Random,
@@ -77,7 +83,7 @@ pub fn run_gmm(a: GmmArgs) -> CliResult {
             )))
         }
     };
-    let mut params = GaussianMixture::new(a.algo.k)
+    let mut params = GaussianMixture::new(a.algo.k.0[0])
         .covariance_type(ct)
         .init(init)
         .n_init(a.n_init)
@@ -91,21 +97,39 @@ pub fn run_gmm(a: GmmArgs) -> CliResult {
     if let Some(p) = &a.sample_weight {
         params = params.sample_weight(crate::harness::read_sample_weight(p)?);
     }
-    let ((mut model, x, read_s, fit_s, proba), threads) = a.exec.run(|_backend| {
+    let ((chosen, x, read_s, fit_s, proba), threads) = a.exec.run(|_backend| {
         let t0 = Instant::now();
         let x = procs.load::<f64>(&a.input)?;
         let read_s = secs(t0);
-        let (bar, progress) = iteration_bar(params.max_iter, "gmm", &a.output);
         let t1 = Instant::now();
-        let model = params.clone().progress(progress).fit(&x.view())?;
-        bar.finish_and_clear();
+        let how = KChoice {
+            what: "gmm",
+            steps: params.max_iter,
+            criterion: Criterion::Bic,
+            bytes_per_fit: params.memory_estimate(x.nrows(), x.ncols(), 8),
+        };
+        let fit_k = |k, progress| {
+            let mut p = params.clone();
+            p.k = k;
+            p.progress(progress).fit(&x.view())
+        };
+        // BIC and AIC are the mixture's own (its log-likelihood of every row).
+        let own = |m: &clustr::mixture::GaussianMixtureModel, c| match c {
+            Criterion::Bic => Some(m.bic(x.view())),
+            Criterion::Aic => Some(m.aic(x.view())),
+            _ => None,
+        };
+        let chosen = a
+            .algo
+            .choose(how, &a.output, x.nrows(), Some(x.view()), fit_k, own)?;
         let fit_s = secs(t1);
         let proba = match &a.proba_out {
-            Some(_) => Some(model.predict_proba(x.view())?),
+            Some(_) => Some(chosen.model.predict_proba(x.view())?),
             None => None,
         };
-        Ok((model, x, read_s, fit_s, proba))
+        Ok((chosen, x, read_s, fit_s, proba))
     })?;
+    let Chosen { mut model, k, table } = chosen;
     let Some(labels) = procs.gather_labels(std::mem::take(&mut model.labels)) else {
         return Ok(()); // rank 0 writes and reports
     };
@@ -113,7 +137,7 @@ pub fn run_gmm(a: GmmArgs) -> CliResult {
     a.model.save(&model)?;
     let n = model.labels.len();
     if let (Some(path), Some(p)) = (&a.proba_out, &proba) {
-        let names: Vec<String> = (0..a.algo.k).map(|c| format!("p{c}")).collect();
+        let names: Vec<String> = (0..k).map(|c| format!("p{c}")).collect();
         write_matrix(path, p.view(), &names)?;
     }
     let mix = &model.mixture;
@@ -131,6 +155,7 @@ pub fn run_gmm(a: GmmArgs) -> CliResult {
         json!(criteria.then(|| model.aic(x.view())).transpose()?),
     );
     extra.insert("processes".into(), json!(procs.comm.size()));
+    insert_k_selection(&mut extra, table);
     extra.insert("weights".into(), json!(mix.weights.to_vec()));
     let means: Vec<Vec<f64>> = mix.means.rows().into_iter().map(|r| r.to_vec()).collect();
     extra.insert("means".into(), json!(means));
@@ -138,7 +163,7 @@ pub fn run_gmm(a: GmmArgs) -> CliResult {
         algorithm: "gmm",
         n,
         d: Some(x.ncols()),
-        k: Some(a.algo.k),
+        k: Some(k),
         model: &model,
         backend: "cpu",
         threads,
@@ -146,7 +171,7 @@ pub fn run_gmm(a: GmmArgs) -> CliResult {
         seconds: vec![("read", read_s), ("fit", fit_s)],
         extra,
     }
-    .emit(&a.algo, &a.output, started)
+    .emit(a.algo.labels_out.as_deref(), &a.output, started)
 }
 
 #[derive(clap::Args)]
@@ -253,12 +278,6 @@ pub fn run_ppp(a: PppArgs) -> CliResult {
         "n_separable".into(),
         json!(model.separable.iter().filter(|&&s| s).count()),
     );
-    let algo = AlgoArgs {
-        k: model.k,
-        seed: a.seed,
-        max_iter: None,
-        labels_out: None, // written above
-    };
     Report {
         algorithm: "ppp",
         n: x.nrows(),
@@ -271,5 +290,5 @@ pub fn run_ppp(a: PppArgs) -> CliResult {
         seconds: vec![("fit", fit_s)],
         extra,
     }
-    .emit(&algo, &a.output, started)
+    .emit(None, &a.output, started) // (labels written above)
 }
