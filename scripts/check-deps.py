@@ -6,7 +6,8 @@ The top-level modules of src/ fall in two layers:
 
 - core: what every family builds on (backends and devices, data, dissimilarities, metrics,
   errors, the estimator pattern, linear algebra, memory, communication, model files, plots);
-- families: kmeans, kmedoids, density, kernel, mixture, gp.
+- families: kmeans, kmedoids, density, kernel, mixture, gp;
+- tools above them: select_k (fits a family for several k and compares the fits).
 
 Allowed: core -> core; a family -> core and -> itself; mixture, kernel and gp -> kmeans (they
 seed with k-means++ and start from k-means). Anything else fails, one line per file and
@@ -26,6 +27,9 @@ CORE = {
 }
 FAMILIES = {"kmeans", "kmedoids", "density", "kernel", "mixture", "gp"}
 EXTRA = {("mixture", "kmeans"), ("kernel", "kmeans"), ("gp", "kmeans")}
+# Above the families: what compares their fits (choosing k); it may use core and families,
+# and nothing in the library uses it.
+TOOLS = {"select_k"}
 
 PATH = re.compile(r"\bcrate::(\{|[A-Za-z_][A-Za-z0-9_]*)")
 
@@ -78,12 +82,16 @@ def layer(module):
         return "core"
     if module in FAMILIES:
         return "family"
+    if module in TOOLS:
+        return "tool"
     return None
 
 
 def allowed(source, target):
     if source == target or target in CORE:
         return True
+    if source in TOOLS:
+        return target in FAMILIES
     return (source, target) in EXTRA
 
 

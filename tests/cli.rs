@@ -1332,7 +1332,7 @@ fn magmaclust_train_predict_select() {
     let mut lines = pred.lines();
     assert_eq!(
         lines.next(),
-        Some("Input,Mean,Var,Mean_1,Var_1,Proba_1,Mean_2,Var_2,Proba_2,Mean_3,Var_3,Proba_3")
+        Some("Input,Mean,Var,Mean_0,Var_0,Proba_0,Mean_1,Var_1,Proba_1,Mean_2,Var_2,Proba_2")
     );
     let rows: Vec<Vec<f64>> = lines
         .map(|l| l.split(',').map(|v| v.parse().unwrap()).collect())
@@ -1866,4 +1866,34 @@ fn columns_standardize_and_standard_input() {
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.contains(".npy") && out.stdout.is_empty(), "{err}");
     assert_eq!(files(d), before);
+}
+
+#[test]
+fn version_names_the_commit_and_features_and_completions_are_scripts() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = clustr(dir.path(), &["--version"]);
+    let v = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success());
+    assert!(
+        v.starts_with(&format!("clustr {} (commit ", env!("CARGO_PKG_VERSION"))),
+        "{v}"
+    );
+    assert!(v.contains("optional features: "), "{v}");
+    for (shell, marker) in [
+        ("bash", "complete -F"),
+        ("zsh", "#compdef clustr"),
+        ("fish", "complete -c clustr"),
+    ] {
+        let out = clustr(dir.path(), &["completions", shell]);
+        let script = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{shell}");
+        assert!(script.contains(marker), "{shell}: {marker:?} missing");
+        assert!(
+            script.contains("fasterpam") && script.contains("drop-columns"),
+            "{shell}"
+        );
+    }
+    let out = clustr(dir.path(), &["completions", "tcsh"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(String::from_utf8_lossy(&out.stderr).lines().count(), 1);
 }

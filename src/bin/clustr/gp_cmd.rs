@@ -358,7 +358,8 @@ fn write_prediction(path: &Path, t_pred: &Array2<f64>, p: &clustr::gp::MagmaPred
         (1..=d).map(|j| format!("Input_{j}")).collect()
     };
     header.extend(["Mean".into(), "Var".into()]);
-    for k in 1..=p.tau.len() {
+    // Clusters numbered from 0, as in --clusters-out and the labels of every other command.
+    for k in 0..p.tau.len() {
         header.extend([format!("Mean_{k}"), format!("Var_{k}"), format!("Proba_{k}")]);
     }
     clustr::data::atomic_write(path, |file| {

@@ -172,6 +172,30 @@ enum Command {
     Fastclarans(kmedoids_cmd::Args),
     /// Assign new points with a model file written by a fit's --model-out.
     Predict(predict_cmd::Args),
+    /// Print a shell completion script: `clustr completions bash > ~/.local/share/bash-completion/completions/clustr`.
+    Completions {
+        /// bash, zsh, fish, elvish or powershell.
+        shell: clap_complete::Shell,
+    },
+}
+
+/// `clustr --version`: the version, the commit built from and the optional features enabled.
+fn version() -> &'static str {
+    let features: Vec<&str> = [("cuda", cfg!(feature = "cuda")), ("mpi", cfg!(feature = "mpi"))]
+        .into_iter()
+        .filter_map(|(name, on)| on.then_some(name))
+        .collect();
+    let features = if features.is_empty() {
+        "none".to_string()
+    } else {
+        features.join(", ")
+    };
+    let text = format!(
+        "{} (commit {}; optional features: {features})",
+        env!("CARGO_PKG_VERSION"),
+        env!("CLUSTR_COMMIT")
+    );
+    Box::leak(text.into_boxed_str())
 }
 
 fn main() -> ExitCode {
@@ -182,7 +206,7 @@ fn main() -> ExitCode {
         eprintln!("clustr: interrupted; no output written");
         std::process::exit(130);
     });
-    let command = Cli::command();
+    let command = Cli::command().version(version());
     let parsed = command
         .clone()
         .try_get_matches()
@@ -244,6 +268,10 @@ fn main() -> ExitCode {
         Command::Datasets(a) => datasets_cmd::run(a),
         Command::Kmeans(a) => kmeans_cmd::run(a),
         Command::Predict(a) => predict_cmd::run(a),
+        Command::Completions { shell } => {
+            clap_complete::generate(shell, &mut Cli::command(), "clustr", &mut std::io::stdout());
+            Ok(())
+        }
         Command::MinibatchKmeans(a) => kmeans_cmd::run_minibatch(a),
         Command::Dbscan(a) => density_cmd::run_dbscan(a),
         Command::Optics(a) => density_cmd::run_optics(a),
