@@ -1897,3 +1897,90 @@ fn version_names_the_commit_and_features_and_completions_are_scripts() {
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(String::from_utf8_lossy(&out.stderr).lines().count(), 1);
 }
+
+#[test]
+fn summaries_say_what_happened_and_optics_hints_at_better_settings() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let iris = Path::new(env!("CARGO_MANIFEST_DIR")).join("datasets/iris.csv");
+    let iris = iris.to_str().unwrap();
+    // OPTICS with xi = 0.05 on iris leaves most points as noise: one hint line names the flags
+    // and a radius, and that radius is a valid --eps.
+    let out = clustr(
+        d,
+        &[
+            "optics",
+            iris,
+            "--drop-columns",
+            "target",
+            "--labels-out",
+            "l.csv",
+        ],
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let hint = err
+        .lines()
+        .find(|l| l.starts_with("clustr: optics: "))
+        .expect("a hint");
+    assert!(
+        hint.contains("--min-cluster-size") && hint.contains("--extract dbscan --eps "),
+        "{hint}"
+    );
+    let eps = hint
+        .split("--eps ")
+        .nth(1)
+        .unwrap()
+        .split_whitespace()
+        .next()
+        .unwrap();
+    assert!(eps.parse::<f64>().unwrap() > 0.0, "{hint}");
+    let summary = err
+        .lines()
+        .find(|l| l.starts_with("clustr: optics: n = 150"))
+        .expect("summary");
+    assert!(
+        summary.contains("noise points (") && !summary.contains("loss"),
+        "{summary}"
+    );
+    assert!(
+        err.lines()
+            .any(|l| l.starts_with("clustr: wrote ") && l.ends_with("l.csv")),
+        "{err}"
+    );
+    let v = run_json(
+        d,
+        &[
+            "optics",
+            iris,
+            "--drop-columns",
+            "target",
+            "--extract",
+            "dbscan",
+            "--eps",
+            eps,
+            "--json",
+            "--quiet",
+        ],
+        "suggested eps",
+    );
+    assert!(v["n_clusters"].as_u64().unwrap() >= 2, "{v}");
+    // A fit that iterates names its objective, iterations and convergence, and the silhouettes.
+    let out = clustr(d, &["fasterpam", iris, "--k", "3", "--silhouette"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    for w in [
+        "3 clusters",
+        "loss (sum of distances to the medoids) ",
+        "iterations (converged)",
+        "silhouette 0.",
+        "medoid silhouette 0.",
+    ] {
+        assert!(err.contains(w), "{w:?} missing from {err}");
+    }
+    let out = clustr(d, &["gmm", iris, "--k", "3"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("mean log-likelihood") && err.contains("BIC "),
+        "{err}"
+    );
+}

@@ -218,6 +218,34 @@ pub struct OpticsModel {
     pub n_clusters: usize,
 }
 
+impl OpticsModel {
+    /// A DBSCAN radius read off the reachability plot: the knee of the finite reachability
+    /// distances sorted in increasing order, i.e. the value lying furthest below the chord from
+    /// the smallest to the largest with both axes scaled to [0, 1] (the k-distance-plot rule of
+    /// Ester et al. 1996, found as Satopää et al.'s "Kneedle" does). `None` with fewer than 3
+    /// finite values or when all are equal.
+    pub fn knee_eps(&self) -> Option<f64> {
+        let mut r: Vec<f64> = self
+            .reachability
+            .iter()
+            .copied()
+            .filter(|v| v.is_finite())
+            .collect();
+        r.sort_by(f64::total_cmp);
+        let (lo, hi) = (*r.first()?, *r.last()?);
+        if r.len() < 3 || hi <= lo {
+            return None;
+        }
+        let last = (r.len() - 1) as f64;
+        let below = |(i, v): (usize, &f64)| (i as f64 / last - (v - lo) / (hi - lo), *v);
+        r.iter()
+            .enumerate()
+            .map(below)
+            .max_by(|a, b| a.0.total_cmp(&b.0))
+            .map(|(_, v)| v)
+    }
+}
+
 impl Clustering for OpticsModel {
     fn labels(&self) -> &[i64] {
         &self.labels
@@ -618,5 +646,30 @@ mod tests {
         let core = [0.1, 0.1, 0.1, 5.0, 0.1];
         let labels = extract_dbscan(&reach, &core, &[0, 1, 2, 3, 4], 1.0);
         assert_eq!(labels, vec![0, 0, 0, -1, 0]);
+    }
+
+    #[test]
+    fn the_knee_of_the_reachability_separates_dense_from_sparse() {
+        // 90 points reached at 0.10–0.19, 10 at 4–5.8: the knee is at the top of the dense part.
+        let mut reachability: Vec<f64> = (0..90).map(|i| 0.1 + (i % 10) as f64 * 0.01).collect();
+        reachability.extend((0..10).map(|i| 4.0 + i as f64 * 0.2));
+        reachability.push(f64::INFINITY);
+        let n = reachability.len();
+        let model = OpticsModel {
+            ordering: (0..n).collect(),
+            reachability,
+            core_distances: vec![0.1; n],
+            predecessor: vec![-1; n],
+            labels: vec![-1; n],
+            clusters: vec![],
+            n_clusters: 0,
+        };
+        let eps = model.knee_eps().unwrap();
+        assert!((0.15..=0.195).contains(&eps), "{eps}");
+        let flat = OpticsModel {
+            reachability: vec![1.0; n],
+            ..model
+        };
+        assert_eq!(flat.knee_eps(), None);
     }
 }

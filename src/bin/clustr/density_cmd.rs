@@ -181,6 +181,36 @@ pub struct OpticsArgs {
     plot: Option<PathBuf>,
 }
 
+/// A hint when xi extraction left most points as noise or made very many clusters: the
+/// xi steepness found structure at every scale, and a larger minimum cluster size or a
+/// DBSCAN cut at the reachability plot's knee usually gives what was meant.
+fn optics_hint(model: &clustr::density::OpticsModel, n: usize, metric: MetricKind) -> Option<String> {
+    let noise = model.labels.iter().filter(|&&l| l < 0).count();
+    let many = model.n_clusters as f64 > (n as f64).sqrt();
+    if 2 * noise <= n && !many {
+        return None;
+    }
+    let what = if many {
+        format!("{} clusters for {n} points", model.n_clusters)
+    } else {
+        format!("{noise} of {n} points are noise")
+    };
+    let size = (n / 20).max(5);
+    let cut = match model.knee_eps() {
+        Some(e) if metric == MetricKind::Haversine => {
+            format!(" or --extract dbscan --eps-m {:.0}", e * 1000.0)
+        }
+        Some(e) => {
+            let decimals = (3 - e.log10().floor() as i32).clamp(0, 12) as usize; // 4 significant digits
+            format!(" or --extract dbscan --eps {e:.decimals$}")
+        }
+        None => String::new(),
+    };
+    Some(format!(
+        "{what} with xi extraction; try --min-cluster-size {size}{cut} (the knee of the reachability plot)"
+    ))
+}
+
 pub fn run_optics(a: OpticsArgs) -> CliResult {
     let started = Instant::now();
     let c = &a.common;
@@ -223,6 +253,11 @@ pub fn run_optics(a: OpticsArgs) -> CliResult {
         let model = params.fit(&x.view())?;
         Ok((model, x.ncols(), x.nrows(), secs(t)))
     })?;
+    if matches!(extraction, Extraction::Xi(_)) && !c.output.quiet {
+        if let Some(hint) = optics_hint(&model, n, metric) {
+            eprintln!("clustr: optics: {hint}");
+        }
+    }
     if let Some(p) = &a.reachability_out {
         clustr::data::atomic_write(p, |file| {
             let mut w = std::io::BufWriter::new(file);

@@ -455,7 +455,7 @@ impl Report<'_> {
         if let Some(p) = labels_out {
             clustr::data::write_labels(p, self.model.labels())?;
         }
-        commit_outputs()?;
+        let written = clustr::data::output::commit_staged()?;
         let mut seconds = serde_json::Map::new();
         seconds.insert("total".into(), serde_json::json!(secs(started)));
         for (k, v) in &self.seconds {
@@ -463,16 +463,11 @@ impl Report<'_> {
         }
         let m = self.model;
         if !out.quiet {
-            eprintln!(
-                "clustr: {}: n = {}, {} clusters, loss {}, {} iterations{}, {:.3} s",
-                self.algorithm,
-                self.n,
-                m.n_clusters(),
-                m.loss().map_or("-".into(), |l| format!("{l:.6}")),
-                m.n_iter(),
-                if m.converged() { "" } else { " (not converged)" },
-                secs(started)
-            );
+            eprintln!("clustr: {}", self.summary(secs(started)));
+            if !written.is_empty() {
+                let names: Vec<String> = written.iter().map(|p| p.display().to_string()).collect();
+                eprintln!("clustr: wrote {}", names.join(", "));
+            }
         }
         if out.json {
             let mut v = serde_json::json!({
@@ -494,6 +489,52 @@ impl Report<'_> {
             print_json(&v);
         }
         Ok(())
+    }
+}
+
+impl Report<'_> {
+    /// The human summary: clusters and noise, the objective under its usual name, iterations
+    /// and convergence where the method iterates, the silhouettes and criteria the run
+    /// computed, and the time.
+    fn summary(&self, seconds: f64) -> String {
+        let m = self.model;
+        let mut parts = vec![format!(
+            "{}: n = {}, {} clusters",
+            self.algorithm,
+            self.n,
+            m.n_clusters()
+        )];
+        let density = matches!(self.algorithm, "dbscan" | "optics" | "hdbscan" | "single-linkage");
+        if density || m.n_noise() > 0 {
+            let pct = 100.0 * m.n_noise() as f64 / self.n.max(1) as f64;
+            parts.push(format!("{} noise points ({pct:.1} %)", m.n_noise()));
+        }
+        if let Some(loss) = m.loss() {
+            let name = match self.algorithm {
+                "kmeans" | "minibatch-kmeans" | "ppp" => "inertia",
+                "gmm" => "mean log-likelihood",
+                "power-kmeans" | "kpkm" | "kernel-kmeans" | "rff-kpkm" | "ip-rff-mkpkm" => "objective",
+                _ => "loss (sum of distances to the medoids)",
+            };
+            parts.push(format!("{name} {loss:.6}"));
+            let state = if m.converged() {
+                "converged"
+            } else {
+                "not converged"
+            };
+            parts.push(format!("{} iterations ({state})", m.n_iter()));
+        }
+        for (key, name) in [
+            ("silhouette", "silhouette"),
+            ("medoid_silhouette", "medoid silhouette"),
+            ("bic", "BIC"),
+        ] {
+            if let Some(v) = self.extra.get(key).and_then(|v| v.as_f64()) {
+                parts.push(format!("{name} {v:.4}"));
+            }
+        }
+        parts.push(format!("{seconds:.3} s"));
+        parts.join(", ")
     }
 }
 
