@@ -30,7 +30,10 @@ pub struct Progress {
 /// (e.g. [`crate::Error::Interrupted`]) stops the fit at the step that reported, and the fit
 /// returns that error.
 #[derive(Clone)]
-pub struct ProgressFn(Arc<ProgressCallback>);
+pub struct ProgressFn(Arc<ProgressCallback>, Option<Arc<PhaseCallback>>);
+
+/// What a [`ProgressFn`] calls when a fit enters a phase before its iterations.
+type PhaseCallback = dyn Fn(&str) + Send + Sync;
 
 /// What a [`ProgressFn`] calls at each step.
 type ProgressCallback = dyn Fn(&Progress) -> Result<()> + Send + Sync;
@@ -38,15 +41,32 @@ type ProgressCallback = dyn Fn(&Progress) -> Result<()> + Send + Sync;
 impl ProgressFn {
     /// Wraps a closure that only observes.
     pub fn new(f: impl Fn(&Progress) + Send + Sync + 'static) -> Self {
-        ProgressFn(Arc::new(move |p| {
-            f(p);
-            Ok(())
-        }))
+        ProgressFn(
+            Arc::new(move |p| {
+                f(p);
+                Ok(())
+            }),
+            None,
+        )
     }
 
     /// Wraps a closure that may stop the fit by returning an error.
     pub fn cancellable(f: impl Fn(&Progress) -> Result<()> + Send + Sync + 'static) -> Self {
-        ProgressFn(Arc::new(f))
+        ProgressFn(Arc::new(f), None)
+    }
+
+    /// Also told the phases a fit goes through before it iterates (`"distances"`,
+    /// `"features"`, `"init"`), so a progress bar can say what the time is spent on.
+    pub fn with_phases(mut self, f: impl Fn(&str) + Send + Sync + 'static) -> Self {
+        self.1 = Some(Arc::new(f));
+        self
+    }
+
+    /// Says that the fit enters `phase`.
+    pub fn phase(&self, phase: &str) {
+        if let Some(f) = &self.1 {
+            f(phase);
+        }
     }
 
     /// Reports one step; an error means the caller asked to stop.

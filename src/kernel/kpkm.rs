@@ -357,6 +357,9 @@ impl<F: Scalar> Fit<ArrayView2<'_, F>> for Kpkm {
     type Model = KernelModel;
     fn fit(&self, x: &ArrayView2<'_, F>) -> Result<KernelModel> {
         self.schedule.validate()?;
+        if let Some(p) = &self.progress {
+            p.phase("kernel matrix");
+        }
         let km = prepare(*x, self, self.k, self.kernel, self.seed)?;
         best_exact(&km, self.k, &self.init, self.n_init, self.seed, |space, r| {
             run(space, &self.schedule.for_run(r), self.progress.as_ref())
@@ -434,6 +437,9 @@ impl<F: Scalar> Fit<ArrayView2<'_, F>> for KernelKMeans {
     /// Assign to the nearest centroid, move centroids to their clusters' means, until no label
     /// changes; an emptied cluster keeps its previous centroid.
     fn fit(&self, x: &ArrayView2<'_, F>) -> Result<KernelModel> {
+        if let Some(p) = &self.progress {
+            p.phase("kernel matrix");
+        }
         let km = prepare(*x, self, self.k, self.kernel, self.seed)?;
         best_exact(&km, self.k, &self.init, self.n_init, self.seed, |space, _| {
             let mut objectives = Vec::new();
@@ -664,6 +670,9 @@ impl<F: Scalar> Fit<ArrayView2<'_, F>> for RffKpkm {
         agree(valid, comm)?;
         let squares = crate::data::validate::Arithmetic::SQUARES;
         crate::data::validate::check_magnitude_global(*x, part.n_global, squares, "RFF-KPKM", comm)?;
+        if let Some(p) = &self.progress {
+            p.phase("features");
+        }
         let (features, z) = rff_features(
             *x,
             self.n_features,

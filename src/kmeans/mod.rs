@@ -427,6 +427,9 @@ impl<F: Scalar> Fit<ArrayView2<'_, F>> for KMeans {
                     fetch_rows(x, part, &idx, comm)
                 }
                 KMeansInit::KMeansPlusPlus => {
+                    if let Some(p) = &self.progress {
+                        p.phase("init (k-means++)");
+                    }
                     let idx = greedy_kmeans_plus_plus(x, w, self.k, &mut rng, part, comm)?;
                     fetch_rows(x, part, &idx, comm)
                 }

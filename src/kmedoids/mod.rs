@@ -446,6 +446,9 @@ impl KMedoids {
         crate::data::validate::check_points(x)?;
         metric.check_dim(x.ncols())?;
         crate::data::validate::check_metric_magnitude(x, metric)?;
+        if let Some(p) = &self.progress {
+            p.phase("distances");
+        }
         let scans = !matches!(self.method, Method::Pam | Method::Alternating);
         if scans && self.sample_weight.is_none() {
             let x = crate::data::standard_layout(x);

@@ -394,7 +394,8 @@ impl ModelOutArg {
 }
 
 /// A progress bar driven by an algorithm's progress callback (hidden when not a terminal or
-/// with --quiet).
+/// with --quiet): it names the phase the fit is in (distances, features, init, kernel matrix,
+/// then iteration i of at most max), the rate, the time spent and the most time left.
 pub fn iteration_bar(
     max_iter: usize,
     what: &str,
@@ -406,21 +407,24 @@ pub fn iteration_bar(
         let b = indicatif::ProgressBar::new(max_iter as u64);
         b.set_style(
             indicatif::ProgressStyle::with_template(
-                "{prefix} [{bar:30}] iteration {pos}/{len} {msg} ({elapsed})",
+                "{prefix} [{bar:30}] {pos}/{len} {msg} ({per_sec}, {elapsed}, at most {eta} left)",
             )
             .expect("valid template")
             .progress_chars("=> "),
         );
-        b.set_prefix(what.to_string());
+        b.set_prefix(format!("{what}: starting"));
         b
     };
-    let b = bar.clone();
+    let (b, phases) = (bar.clone(), bar.clone());
+    let (name, phase_name) = (what.to_string(), what.to_string());
     let f = clustr::ProgressFn::new(move |p: &clustr::Progress| {
+        b.set_prefix(format!("{name}: iteration"));
         b.set_position(p.iteration as u64);
         if let Some(o) = p.objective {
             b.set_message(format!("loss {o:.6e}"));
         }
-    });
+    })
+    .with_phases(move |phase| phases.set_prefix(format!("{phase_name}: {phase}")));
     (bar, f)
 }
 

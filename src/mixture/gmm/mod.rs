@@ -476,6 +476,9 @@ impl Fit<ArrayView2<'_, f64>> for GaussianMixture {
         let mut rng = SeededRng::seed_from_u64(self.seed);
         let mut best: Option<(Mixture, f64, Vec<f64>, usize, bool)> = None;
         for _ in 0..n_init {
+            if let Some(p) = &self.progress {
+                p.phase("init");
+            }
             let mut mix = self.initial_mixture(x, part, &mut rng)?;
             let mut lower_bound = start_bound;
             let mut bounds = Vec::new();
