@@ -251,6 +251,25 @@ fn points_options() -> PointsOptions {
     POINTS.get().cloned().unwrap_or_default()
 }
 
+/// `--quiet` of the subcommand that runs (no spinner while reading).
+static QUIET: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+
+/// Sets whether the run is `--quiet`.
+pub fn set_quiet(quiet: bool) {
+    let _ = QUIET.set(quiet);
+}
+
+/// A spinner naming the file being read (hidden when not a terminal or with --quiet).
+fn reading_spinner(path: &Path) -> indicatif::ProgressBar {
+    if QUIET.get().copied().unwrap_or(false) || !std::io::stderr().is_terminal() {
+        return indicatif::ProgressBar::hidden();
+    }
+    let s = indicatif::ProgressBar::new_spinner();
+    s.set_message(format!("reading {}", path.display()));
+    s.enable_steady_tick(std::time::Duration::from_millis(100));
+    s
+}
+
 /// Refuses `--columns`, `--drop-columns` and `--standardize` where the input is not read
 /// whole as points (`what`).
 pub fn refuse_points_options(what: &str) -> CliResult {
@@ -274,7 +293,9 @@ pub fn load_points<F: Scalar>(path: &Path) -> CliResult<Array2<F>> {
         ..Default::default()
     };
     let prefixed = |e: Error| CliError::from(e).prefixed(path);
+    let reading = reading_spinner(path);
     let mut x = clustr::data::read_matrix_with::<F>(path, &csv).map_err(prefixed)?;
+    reading.finish_and_clear();
     check_points(x.view()).map_err(prefixed)?;
     if let Some(how) = opts.standardize {
         clustr::data::columns::standardize(&mut x, how).map_err(prefixed)?;
@@ -394,8 +415,9 @@ impl ModelOutArg {
 }
 
 /// A progress bar driven by an algorithm's progress callback (hidden when not a terminal or
-/// with --quiet): it names the phase the fit is in (distances, features, init, kernel matrix,
-/// then iteration i of at most max), the rate, the time spent and the most time left.
+/// with --quiet): after the reading spinner of [`load_points`], it names the phase the fit is
+/// in (distances, features, init, kernel matrix, then iteration i of at most max), the rate,
+/// the time spent and the most time left.
 pub fn iteration_bar(
     max_iter: usize,
     what: &str,

@@ -257,6 +257,10 @@ fn main() -> ExitCode {
         }
     }
     harness::set_points_options(points);
+    let quiet = matches
+        .subcommand()
+        .and_then(|(_, m)| m.try_get_one::<bool>("quiet").ok().flatten().copied());
+    harness::set_quiet(quiet.unwrap_or(false));
     if let Err(e) = check_outputs(&command, &matches) {
         return harness::fail(&e);
     }
