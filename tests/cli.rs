@@ -1857,6 +1857,15 @@ fn columns_standardize_and_standard_input() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["inertia"], want["inertia"]);
+    // /dev/stdin (a pipe here) is read as CSV too, as a shell's process substitution is.
+    let out = clustr_stdin(
+        d,
+        &["kmeans", "/dev/stdin", "--k", "2", "--json"],
+        plain.as_bytes(),
+    );
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["inertia"], want["inertia"]);
     clustr::data::write_matrix(d.join("x.npy"), x.view(), &[]).unwrap();
     let before = files(d);
     let npy = std::fs::read(d.join("x.npy")).unwrap();

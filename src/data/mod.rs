@@ -50,6 +50,7 @@ impl FileKind {
         match ext.as_deref() {
             Some("npy") => Ok(FileKind::Npy),
             Some("csv" | "tsv" | "txt") => Ok(FileKind::Csv),
+            None if is_stream(path) => Ok(FileKind::Csv),
             _ => Err(Error::parse(
                 path,
                 None,
@@ -76,6 +77,21 @@ pub fn read_matrix_with<F: Scalar>(path: impl AsRef<Path>, csv: &CsvOptions) -> 
     match FileKind::of(path)? {
         FileKind::Npy => csv.columns.apply(NpyFile::open(path)?.to_array()?),
         FileKind::Csv => Ok(read_csv(path, csv)?.data),
+    }
+}
+
+/// Whether `path` is a pipe or a character device (`/dev/stdin`, a shell's process
+/// substitution `<(...)`): read as CSV text, as `-` is.
+fn is_stream(path: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        std::fs::metadata(path).is_ok_and(|m| m.file_type().is_fifo() || m.file_type().is_char_device())
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        false
     }
 }
 
