@@ -347,6 +347,20 @@ impl SelectK {
         }))
     }
 
+    /// The rows the silhouette is computed on for `n` points, in increasing order: all of them,
+    /// or a seeded sample of [`SelectK::silhouette_sample`] (a caller that streams its points
+    /// reads these rows and scores them itself).
+    pub fn silhouette_rows(&self, n: usize) -> Vec<usize> {
+        if n <= self.silhouette_sample {
+            return (0..n).collect();
+        }
+        use rand::SeedableRng;
+        let mut rng = crate::rng::SeededRng::seed_from_u64(self.seed);
+        let mut rows = rand::seq::index::sample(&mut rng, n, self.silhouette_sample).into_vec();
+        rows.sort_unstable();
+        rows
+    }
+
     /// scikit-learn's `silhouette_score(x, labels, sample_size=…, random_state=seed)` in spirit:
     /// exact up to `silhouette_sample` points, else on a seeded sample of that many (a sample
     /// that holds one cluster only scores `None` upstream, not here: it is kept as drawn).
@@ -355,10 +369,7 @@ impl SelectK {
         if n <= self.silhouette_sample {
             return silhouette_score(&OnTheFly::new(x, MetricKind::Euclidean)?, labels);
         }
-        use rand::SeedableRng;
-        let mut rng = crate::rng::SeededRng::seed_from_u64(self.seed);
-        let mut rows = rand::seq::index::sample(&mut rng, n, self.silhouette_sample).into_vec();
-        rows.sort_unstable();
+        let rows = self.silhouette_rows(n);
         let xs = x.select(ndarray::Axis(0), &rows);
         let ls: Vec<i64> = rows.iter().map(|&i| labels[i]).collect();
         silhouette_score(&OnTheFly::new(xs.view(), MetricKind::Euclidean)?, &ls)

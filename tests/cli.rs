@@ -508,8 +508,8 @@ fn bad_input_table() {
         ),
         (
             "a range where one k is taken",
-            vec!["minibatch-kmeans", "in.csv", "--k", "2:3"],
-            vec!["minibatch-kmeans takes one --k"],
+            vec!["minibatch-kmeans", "in.csv", "--k", "2:3", "--distributed"],
+            vec!["minibatch-kmeans --distributed takes one --k"],
         ),
         (
             "--columns beyond the table",
@@ -1743,6 +1743,7 @@ fn choosing_k_reports_a_table_and_fits_the_chosen_k() {
         ("gmm", "bic"),
         ("rff-kpkm", "elbow"),
         ("power-kmeans", "silhouette"),
+        ("minibatch-kmeans", "silhouette"),
     ] {
         let v = run_json(
             d,
@@ -1776,6 +1777,26 @@ fn choosing_k_reports_a_table_and_fits_the_chosen_k() {
         assert_eq!(row3["loss"], plain["loss"], "{cmd}");
         assert!(plain.get("k_selection").is_none());
     }
+    // minibatch-kmeans streams a .npy: its silhouette is that of the labels it wrote.
+    let v = run_json(
+        d,
+        &[
+            "minibatch-kmeans",
+            "x.npy",
+            "--k",
+            "2:4",
+            "--json",
+            "--labels-out",
+            "m.npy",
+        ],
+        "stream",
+    );
+    let labels = clustr::data::read_labels(d.join("m.npy")).unwrap();
+    let otf = clustr::OnTheFly::new(data.data.view(), clustr::MetricKind::Euclidean).unwrap();
+    let chosen = &v["k_selection"]["table"][1];
+    assert_eq!(chosen["k"], 3);
+    let s = clustr::eval::silhouette_score(&otf, &labels).unwrap();
+    assert!((chosen["score"].as_f64().unwrap() - s).abs() < 1e-12);
     // The silhouette column is scikit-learn's silhouette of each k's labels.
     let v = run_json(d, &["kmeans", "x.npy", "--k", "2,4", "--json"], "kmeans list");
     for row in v["k_selection"]["table"].as_array().unwrap() {

@@ -702,6 +702,14 @@ impl AlgoArgs {
     }
 }
 
+/// The rows `--k` with several values scores the silhouette on, for `n` points (as
+/// [`AlgoArgs::choose`] samples them).
+pub fn silhouette_rows(n: usize, seed: u64) -> Vec<usize> {
+    SelectK::new(Vec::new(), Criterion::Silhouette)
+        .seed(seed)
+        .silhouette_rows(n)
+}
+
 /// The table of a choice of k on stderr, the chosen row marked.
 fn print_k_table<M>(s: &KSelection<M>) {
     let better = if s.criterion.higher_is_better() {

@@ -1,14 +1,13 @@
 //! `clustr kmeans INPUT --k K [--init k-means++|random|FILE] [--n-init N] [--tol T] ...` and
 //! `clustr minibatch-kmeans INPUT --k K [--batch-size B] ...` (a .npy input is streamed).
 
-use crate::harness::{insert_k_selection, Chosen, KChoice};
+use crate::harness::{insert_k_selection, silhouette_rows, Chosen, KChoice};
 use crate::harness::{
-    iteration_bar, load_points, secs, AlgoArgs, CliError, CliResult, Dtype, ExecArgs, ModelOutArg,
-    OutputArgs, Processes, Report,
+    load_points, secs, AlgoArgs, CliResult, Dtype, ExecArgs, ModelOutArg, OutputArgs, Processes, Report,
 };
 use crate::harness::{read_matrix, SampleWeightArg};
 use clustr::data::FileKind;
-use clustr::kmeans::{Algorithm, KMeans, KMeansInit, MiniBatchKMeans};
+use clustr::kmeans::{Algorithm, KMeans, KMeansInit, MiniBatchKMeans, MiniBatchKMeansModel};
 use clustr::memory::MemoryEstimate as _;
 use clustr::select_k::Criterion;
 use clustr::Backend as _;
@@ -199,8 +198,10 @@ pub struct MiniBatchArgs {
 }
 
 pub fn run_minibatch(a: MiniBatchArgs) -> CliResult {
-    let k = a.algo.single_k("minibatch-kmeans")?;
-    let mut params = MiniBatchKMeans::new(k)
+    if a.distributed {
+        a.algo.single_k("minibatch-kmeans --distributed")?;
+    }
+    let mut params = MiniBatchKMeans::new(a.algo.k.0[0])
         .init(kmeans_init(&a.init)?)
         .batch_size(a.batch_size)
         .tol(a.tol)
@@ -229,28 +230,69 @@ pub fn run_minibatch(a: MiniBatchArgs) -> CliResult {
 fn fit_minibatch<F: Scalar>(params: MiniBatchKMeans, a: &MiniBatchArgs) -> CliResult {
     let started = Instant::now();
     let procs = Processes::new(a.distributed)?;
-    let ((mut model, d, fit_s, backend_name), threads) = a.exec.run(|backend| {
+    let ((chosen, d, fit_s, backend_name), threads) = a.exec.run(|backend| {
         let t0 = Instant::now();
-        let (bar, progress) = iteration_bar(params.max_iter, "minibatch-kmeans", &a.output);
-        let params = params
+        let base = params
             .clone()
             .communicator(procs.comm.clone())
-            .backend(backend.clone())
-            .progress(progress);
+            .backend(backend.clone());
+        let fit_one = |k, progress| {
+            let mut p = base.clone();
+            p.k = k;
+            p.progress(progress)
+        };
+        let how = |n: usize, d: usize| KChoice {
+            what: "minibatch-kmeans",
+            steps: params.max_iter,
+            criterion: Criterion::Silhouette,
+            bytes_per_fit: params.memory_estimate(n, d, size_of::<F>()),
+        };
         let streamed = a.distributed || a.input.is_dir() || FileKind::of(&a.input)? == FileKind::Npy;
-        let (model, d) = if streamed {
+        let (chosen, d) = if streamed {
             let rows = procs.rows(&a.input)?;
-            let m = params
-                .fit_npy::<F>(&rows)
-                .map_err(|e| CliError::from(e).prefixed(&a.input))?;
-            (m, rows.ncols())
+            let (n, d) = (rows.nrows(), rows.ncols());
+            // With several k, the silhouette's sample is read once and scores every fit (the
+            // same rows the in-memory path would sample).
+            let several = a.algo.k.0.len() > 1;
+            let sample_rows = if several {
+                silhouette_rows(n, a.algo.seed)
+            } else {
+                Vec::new()
+            };
+            let mut sample = ndarray::Array2::<F>::zeros((sample_rows.len(), d));
+            for (r, &i) in sample_rows.iter().enumerate() {
+                sample.row_mut(r).assign(&rows.rows::<F>(i, i + 1)?.row(0));
+            }
+            let own = |m: &MiniBatchKMeansModel<F>, c| match c {
+                Criterion::Silhouette => Some((|| {
+                    let labels: Vec<i64> = sample_rows.iter().map(|&i| m.labels[i]).collect();
+                    let d = clustr::OnTheFly::new(sample.view(), clustr::MetricKind::Euclidean)?;
+                    clustr::eval::silhouette_score(&d, &labels)
+                })()),
+                _ => None,
+            };
+            let fit = |k, progress| fit_one(k, progress).fit_npy::<F>(&rows);
+            let chosen = a
+                .algo
+                .choose(how(n, d), &a.output, n, None::<ndarray::ArrayView2<F>>, fit, own)
+                .map_err(|e| e.prefixed(&a.input))?;
+            (chosen, d)
         } else {
             let x = load_points::<F>(&a.input)?;
-            (params.fit(&x.view())?, x.ncols())
+            let fit = |k, progress| fit_one(k, progress).fit(&x.view());
+            let chosen = a.algo.choose(
+                how(x.nrows(), x.ncols()),
+                &a.output,
+                x.nrows(),
+                Some(x.view()),
+                fit,
+                |_, _| None,
+            )?;
+            (chosen, x.ncols())
         };
-        bar.finish_and_clear();
-        Ok((model, d, secs(t0), backend.name()))
+        Ok((chosen, d, secs(t0), backend.name()))
     })?;
+    let Chosen { mut model, k, table } = chosen;
     let Some(labels) = procs.gather_labels(std::mem::take(&mut model.labels)) else {
         return Ok(()); // rank 0 writes and reports
     };
@@ -261,11 +303,12 @@ fn fit_minibatch<F: Scalar>(params: MiniBatchKMeans, a: &MiniBatchArgs) -> CliRe
     extra.insert("inertia".into(), json!(model.inertia));
     extra.insert("n_steps".into(), json!(model.n_steps));
     extra.insert("processes".into(), json!(procs.comm.size()));
+    insert_k_selection(&mut extra, table);
     Report {
         algorithm: "minibatch-kmeans",
         n: model.labels.len(),
         d: Some(d),
-        k: Some(params.k),
+        k: Some(k),
         model: &model,
         backend: backend_name,
         threads,
