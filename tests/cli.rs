@@ -1951,8 +1951,12 @@ fn summaries_say_what_happened_and_optics_hints_at_better_settings() {
     assert!(out.status.success(), "{err}");
     let hint = err
         .lines()
-        .find(|l| l.starts_with("clustr: optics: "))
+        .find(|l| l.starts_with("clustr: optics: ") && l.contains("with xi extraction"))
         .expect("a hint");
+    assert!(
+        err.trim_end().ends_with(hint),
+        "the hint comes last, after the run succeeded: {err}"
+    );
     assert!(
         hint.contains("--min-cluster-size") && hint.contains("--extract dbscan --eps "),
         "{hint}"

@@ -253,11 +253,11 @@ pub fn run_optics(a: OpticsArgs) -> CliResult {
         let model = params.fit(&x.view())?;
         Ok((model, x.ncols(), x.nrows(), secs(t)))
     })?;
-    if matches!(extraction, Extraction::Xi(_)) && !c.output.quiet {
-        if let Some(hint) = optics_hint(&model, n, metric) {
-            eprintln!("clustr: optics: {hint}");
-        }
-    }
+    // (said after the run succeeded: a failure stays one line)
+    let hint = match extraction {
+        Extraction::Xi(_) if !c.output.quiet => optics_hint(&model, n, metric),
+        _ => None,
+    };
     if let Some(p) = &a.reachability_out {
         clustr::data::atomic_write(p, |file| {
             let mut w = std::io::BufWriter::new(file);
@@ -299,7 +299,11 @@ pub fn run_optics(a: OpticsArgs) -> CliResult {
         fit_s,
         extra,
         started,
-    )
+    )?;
+    if let Some(hint) = hint {
+        eprintln!("clustr: optics: {hint}");
+    }
+    Ok(())
 }
 
 #[derive(clap::Args)]

@@ -3,7 +3,7 @@
 
 use clustr::data::{validate::check_points, CsvOptions, NpyRows};
 use clustr::error::Suggestion;
-use clustr::select_k::{Criterion, KSelection, SelectK};
+use clustr::select_k::{Criterion, SelectK};
 use clustr::{AnyBackend, BackendChoice, Error, Scalar};
 use ndarray::Array2;
 use std::io::IsTerminal;
@@ -489,6 +489,10 @@ impl Report<'_> {
         }
         let m = self.model;
         if !out.quiet {
+            // (after the outputs are in place: a failure before this point is one line)
+            if let Some(t) = self.extra.get("k_selection") {
+                print_k_table(t);
+            }
             eprintln!("clustr: {}", self.summary(secs(started)));
             if !written.is_empty() {
                 let names: Vec<String> = written.iter().map(|p| p.display().to_string()).collect();
@@ -675,9 +679,6 @@ impl AlgoArgs {
         let quiet = clustr::ProgressFn::new(|_| {});
         let chosen = select.run(n, x, |k| fit(k, quiet.clone()), own)?;
         bar.finish_and_clear();
-        if !out.quiet {
-            print_k_table(&chosen);
-        }
         let rows: Vec<serde_json::Value> = chosen
             .table
             .iter()
@@ -710,29 +711,30 @@ pub fn silhouette_rows(n: usize, seed: u64) -> Vec<usize> {
         .silhouette_rows(n)
 }
 
-/// The table of a choice of k on stderr, the chosen row marked.
-fn print_k_table<M>(s: &KSelection<M>) {
-    let better = if s.criterion.higher_is_better() {
+/// The table of a choice of k (the JSON's `k_selection`) on stderr, the chosen row marked.
+fn print_k_table(t: &serde_json::Value) {
+    let criterion = t["criterion"].as_str().unwrap_or("criterion");
+    let better = if t["higher_is_better"].as_bool() == Some(true) {
         "higher"
     } else {
         "lower"
     };
-    eprintln!("clustr: choosing k by {} ({better} is better):", s.criterion);
+    eprintln!("clustr: choosing k by {criterion} ({better} is better):");
     eprintln!(
-        "      k  {:>18}  {:>14}  {:>8}  {:>10}  {:>9}",
-        s.criterion.name(),
-        "loss",
-        "clusters",
-        "iterations",
-        "seconds"
+        "      k  {criterion:>18}  {:>14}  {:>8}  {:>10}  {:>9}",
+        "loss", "clusters", "iterations", "seconds"
     );
-    for r in &s.table {
-        let mark = if r.k == s.best_k { "*" } else { " " };
-        let score = r.score.map_or("-".into(), |v| format!("{v:.6}"));
-        let loss = r.loss.map_or("-".into(), |v| format!("{v:.6e}"));
+    for r in t["table"].as_array().into_iter().flatten() {
+        let mark = if r["k"] == t["chosen_k"] { "*" } else { " " };
+        let number = |v: &serde_json::Value, f: fn(f64) -> String| v.as_f64().map_or("-".to_string(), f);
+        let score = number(&r["score"], |v| format!("{v:.6}"));
+        let loss = number(&r["loss"], |v| format!("{v:.6e}"));
         eprintln!(
             "  {mark} {:>4}  {score:>18}  {loss:>14}  {:>8}  {:>10}  {:>9.3}",
-            r.k, r.n_clusters, r.n_iter, r.seconds
+            r["k"].as_u64().unwrap_or(0),
+            r["n_clusters"].as_u64().unwrap_or(0),
+            r["n_iter"].as_u64().unwrap_or(0),
+            r["seconds"].as_f64().unwrap_or(0.0)
         );
     }
 }
