@@ -58,7 +58,7 @@ fn compute<F: Scalar>(a: &Args, metric: MetricKind) -> CliResult {
         .map_err(|e| CliError::from(e).prefixed(&a.input))?;
     let read_s = secs(t0);
     let (n, d) = x.dim();
-    let bar = progress_bar(n as u64, "distances", &a.output);
+    let bar = progress_bar(n as u64, "distances", "rows", &a.output);
     let t1 = Instant::now();
     let rows = STEP_ROWS.min(n);
     clustr::memory::check(

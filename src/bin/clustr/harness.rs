@@ -314,16 +314,19 @@ impl CliError {
     }
 }
 
-/// A progress bar on stderr when it is a terminal and not `--quiet`; hidden otherwise.
-pub fn progress_bar(len: u64, what: &str, out: &OutputArgs) -> indicatif::ProgressBar {
+/// A progress bar of `len` `unit`s (rows, fits) on stderr when it is a terminal and not
+/// `--quiet`; hidden otherwise.
+pub fn progress_bar(len: u64, what: &str, unit: &str, out: &OutputArgs) -> indicatif::ProgressBar {
     if out.quiet || !std::io::stderr().is_terminal() {
         return indicatif::ProgressBar::hidden();
     }
     let bar = indicatif::ProgressBar::new(len);
     bar.set_style(
-        indicatif::ProgressStyle::with_template("{msg} [{bar:40}] {pos}/{len} rows, {elapsed} (eta {eta})")
-            .expect("valid template")
-            .progress_chars("=> "),
+        indicatif::ProgressStyle::with_template(&format!(
+            "{{msg}} [{{bar:40}}] {{pos}}/{{len}} {unit}, {{elapsed}} (eta {{eta}})"
+        ))
+        .expect("valid template")
+        .progress_chars("=> "),
     );
     bar.set_message(what.to_string());
     bar
@@ -661,13 +664,11 @@ impl AlgoArgs {
         };
         let ks = self.k.0.clone();
         let at_once = (clustr::memory::max_memory() / how.bytes_per_fit.max(1)).clamp(1, ks.len() as u64);
-        let bar = progress_bar(ks.len() as u64, &format!("{}: fitting each k", how.what), out);
-        bar.set_style(
-            indicatif::ProgressStyle::with_template(
-                "{msg} [{bar:30}] {pos}/{len} fits, {elapsed} (eta {eta})",
-            )
-            .expect("valid template")
-            .progress_chars("=> "),
+        let bar = progress_bar(
+            ks.len() as u64,
+            &format!("{}: fitting each k", how.what),
+            "fits",
+            out,
         );
         let b = bar.clone();
         let mut select = SelectK::new(ks, criterion)
