@@ -365,11 +365,10 @@ impl SelectK {
     /// exact up to `silhouette_sample` points, else on a seeded sample of that many (a sample
     /// that holds one cluster only scores `None` upstream, not here: it is kept as drawn).
     fn sampled_silhouette<F: Scalar>(&self, x: ArrayView2<'_, F>, labels: &[i64]) -> Result<f64> {
-        let n = x.nrows();
-        if n <= self.silhouette_sample {
+        let rows = self.silhouette_rows(x.nrows());
+        if rows.len() == x.nrows() {
             return silhouette_score(&OnTheFly::new(x, MetricKind::Euclidean)?, labels);
         }
-        let rows = self.silhouette_rows(n);
         let xs = x.select(ndarray::Axis(0), &rows);
         let ls: Vec<i64> = rows.iter().map(|&i| labels[i]).collect();
         silhouette_score(&OnTheFly::new(xs.view(), MetricKind::Euclidean)?, &ls)

@@ -614,6 +614,38 @@ pub struct Chosen<M> {
     pub table: Option<serde_json::Value>,
 }
 
+/// The estimators whose number of clusters is their field `k`: a copy with another k, for
+/// fitting each k of `--k A:B`.
+pub trait WithK: Clone {
+    fn with_k(&self, k: usize) -> Self;
+}
+
+macro_rules! with_k {
+    ($($t:ty),*) => {$(
+        impl WithK for $t {
+            fn with_k(&self, k: usize) -> Self {
+                let mut p = self.clone();
+                p.k = k;
+                p
+            }
+        }
+    )*};
+}
+
+with_k!(
+    clustr::kmeans::KMeans,
+    clustr::kmeans::MiniBatchKMeans,
+    clustr::mixture::GaussianMixture,
+    clustr::kmedoids::KMedoids,
+    clustr::kmedoids::Clara,
+    clustr::kmedoids::Clarans,
+    clustr::kernel::PowerKMeans,
+    clustr::kernel::Kpkm,
+    clustr::kernel::KernelKMeans,
+    clustr::kernel::RffKpkm,
+    clustr::kernel::IpRffMkpkm
+);
+
 /// Adds `k_selection` to a report's fields when several k were tried.
 pub fn insert_k_selection(
     extra: &mut serde_json::Map<String, serde_json::Value>,

@@ -1,6 +1,6 @@
 //! `clustr power-kmeans`, `kpkm`, `kernel-kmeans`, `rff-kpkm` and `ip-rff-mkpkm`.
 
-use crate::harness::{insert_k_selection, Chosen, KChoice};
+use crate::harness::{insert_k_selection, Chosen, KChoice, WithK};
 use crate::harness::{
     secs, AlgoArgs, CliError, CliResult, Dtype, ExecArgs, ModelOutArg, OutputArgs, Processes, Report,
     SampleWeightArg, WithLabels,
@@ -299,9 +299,11 @@ pub fn run_power_kmeans(a: PowerKMeansArgs) -> CliResult {
             p,
             procs,
             |k, x, prog, backend| {
-                let mut params = params.clone();
-                params.k = k;
-                params.progress(prog).backend(backend.clone()).fit(&x.view())
+                params
+                    .with_k(k)
+                    .progress(prog)
+                    .backend(backend.clone())
+                    .fit(&x.view())
             },
             |m| {
                 out.save(m)?;
@@ -334,11 +336,7 @@ pub fn run_kpkm(a: KpkmArgs) -> CliResult {
             family,
             p,
             Processes::new(false)?,
-            |k, x, prog, _| {
-                let mut params = params.clone();
-                params.k = k;
-                params.progress(prog).fit(&x.view())
-            },
+            |k, x, prog, _| params.with_k(k).progress(prog).fit(&x.view()),
             |m: &clustr::kernel::KernelModel| Ok(annealing(&m.fit, p.n_init)),
         )
     }
@@ -369,11 +367,7 @@ pub fn run_kernel_kmeans(a: KernelKMeansArgs) -> CliResult {
             family,
             p,
             Processes::new(false)?,
-            |k, x, prog, _| {
-                let mut params = params.clone();
-                params.k = k;
-                params.progress(prog).fit(&x.view())
-            },
+            |k, x, prog, _| params.with_k(k).progress(prog).fit(&x.view()),
             |m: &clustr::kernel::KernelModel| Ok(restarts(&m.fit, p.n_init)),
         )
     }
@@ -407,9 +401,11 @@ pub fn run_rff_kpkm(a: RffKpkmArgs) -> CliResult {
             p,
             procs,
             |k, x, prog, backend| {
-                let mut params = params.clone();
-                params.k = k;
-                params.progress(prog).backend(backend.clone()).fit(&x.view())
+                params
+                    .with_k(k)
+                    .progress(prog)
+                    .backend(backend.clone())
+                    .fit(&x.view())
             },
             |m: &clustr::kernel::RffKpkmModel<F>| {
                 out.save(m)?;
@@ -455,11 +451,7 @@ pub fn run_ip_rff_mkpkm(a: IpArgs) -> CliResult {
             family,
             p,
             Processes::new(false)?,
-            |k, x, prog, _| {
-                let mut params = params.clone();
-                params.k = k;
-                params.progress(prog).fit(&x.view())
-            },
+            |k, x, prog, _| params.with_k(k).progress(prog).fit(&x.view()),
             |m: &clustr::kernel::IpRffMkpkmModel<F>| {
                 model_out.save(m)?;
                 let t = m.typicality();

@@ -1,7 +1,7 @@
 //! `clustr kmeans INPUT --k K [--init k-means++|random|FILE] [--n-init N] [--tol T] ...` and
 //! `clustr minibatch-kmeans INPUT --k K [--batch-size B] ...` (a .npy input is streamed).
 
-use crate::harness::{insert_k_selection, silhouette_rows, Chosen, KChoice};
+use crate::harness::{insert_k_selection, silhouette_rows, Chosen, KChoice, WithK};
 use crate::harness::{
     load_points, secs, AlgoArgs, CliResult, Dtype, ExecArgs, ModelOutArg, OutputArgs, Processes, Report,
 };
@@ -109,9 +109,9 @@ fn fit<F: Scalar>(params: KMeans, a: &Args) -> CliResult {
             bytes_per_fit: params.memory_estimate(x.nrows(), x.ncols(), size_of::<F>()),
         };
         let fit_k = |k, progress| {
-            let mut p = params.clone();
-            p.k = k;
-            p.communicator(procs.comm.clone())
+            params
+                .with_k(k)
+                .communicator(procs.comm.clone())
                 .backend(backend.clone())
                 .progress(progress)
                 .fit(&x.view())
@@ -236,11 +236,7 @@ fn fit_minibatch<F: Scalar>(params: MiniBatchKMeans, a: &MiniBatchArgs) -> CliRe
             .clone()
             .communicator(procs.comm.clone())
             .backend(backend.clone());
-        let fit_one = |k, progress| {
-            let mut p = base.clone();
-            p.k = k;
-            p.progress(progress)
-        };
+        let fit_one = |k, progress| base.with_k(k).progress(progress);
         let how = |n: usize, d: usize| KChoice {
             what: "minibatch-kmeans",
             steps: params.max_iter,

@@ -8,7 +8,7 @@
 //! reading the matrix.
 
 use crate::harness::read_matrix;
-use crate::harness::{insert_k_selection, Chosen, KChoice};
+use crate::harness::{insert_k_selection, Chosen, KChoice, WithK};
 use crate::harness::{
     secs, AlgoArgs, CliError, CliResult, Dtype, ExecArgs, ModelOutArg, OutputArgs, Processes, Report,
     SampleWeightArg,
@@ -107,13 +107,11 @@ impl Algo {
 
     /// The same method and options with another k.
     fn with_k(&self, k: usize) -> Algo {
-        let mut a = self.clone();
-        match &mut a {
-            Algo::Swap(p) => p.k = k,
-            Algo::Clara(p) => p.k = k,
-            Algo::Clarans(p) => p.k = k,
+        match self {
+            Algo::Swap(p) => Algo::Swap(p.with_k(k)),
+            Algo::Clara(p) => Algo::Clara(p.with_k(k)),
+            Algo::Clarans(p) => Algo::Clarans(p.with_k(k)),
         }
-        a
     }
 
     /// Steps of the progress bar: passes, samples or local searches.
@@ -262,26 +260,26 @@ fn fit<F: Scalar + KValue<Loss = f64>>(method: &str, algo: Algo, a: &Args) -> Cl
             let dm = DenseMatrix::new(read_matrix::<F>(&a.input)?).map_err(prefixed)?;
             let dist_s = secs(t0);
             let t1 = Instant::now();
-            // The fits score themselves on the dissimilarities they were fitted on.
-            let scores = |m: &KMedoidsModel<f64>, c: Criterion| scored_on(&dm, m, c);
-            let chosen = a.algo.choose::<F, _>(
-                how(dm.len()),
-                &a.output,
-                dm.len(),
-                None,
-                |k, p| algo.with_k(k).fit(&dm, p, backend),
-                scores,
-            )?;
-            let fit_s = secs(t1);
-            let sil = silhouettes(a.silhouette, &dm, &chosen.model)?;
-            (chosen, None, None, dist_s, fit_s, sil)
+            let (chosen, sil) = fit_on::<F, _>(&algo, a, how(dm.len()), None, &dm, backend)?;
+            (chosen, None, None, dist_s, secs(t1), sil)
         } else {
             let x = procs.load::<F>(&a.input)?;
             let t1 = Instant::now();
-            let chosen = if !several {
+            let (chosen, sil) = if several {
+                // Several k: one distance matrix (the swap methods) or distances on the fly
+                // for every fit, its scores and the silhouettes.
+                if let Algo::Swap(_) = algo {
+                    let dm = DenseMatrix::from_points(x.view(), &metric, backend).map_err(prefixed)?;
+                    fit_on(&algo, a, how(x.nrows()), Some(x.view()), &dm, backend)?
+                } else {
+                    let otf = OnTheFly::new(x.view(), metric).map_err(prefixed)?;
+                    fit_on(&algo, a, how(x.nrows()), Some(x.view()), &otf, backend)?
+                }
+            } else {
                 // One k: the estimator chooses the path for the backend: a distance matrix,
                 // the device's own dissimilarities, or distances on the fly.
-                a.algo
+                let chosen = a
+                    .algo
                     .choose::<F, _>(
                         how(x.nrows()),
                         &a.output,
@@ -290,45 +288,24 @@ fn fit<F: Scalar + KValue<Loss = f64>>(method: &str, algo: Algo, a: &Args) -> Cl
                         |_, p| fit_points(&algo, x.view(), &metric, p, backend, &procs),
                         |_, _| None,
                     )
-                    .map_err(|e| e.prefixed(&a.input))?
-            } else if let Algo::Swap(_) = algo {
-                // Several k: one distance matrix for every fit.
-                let dm = DenseMatrix::from_points(x.view(), &metric, backend).map_err(prefixed)?;
-                let scores = |m: &KMedoidsModel<f64>, c: Criterion| scored_on(&dm, m, c);
-                a.algo.choose(
-                    how(x.nrows()),
-                    &a.output,
-                    x.nrows(),
-                    Some(x.view()),
-                    |k, p| algo.with_k(k).fit(&dm, p, backend),
-                    scores,
-                )?
-            } else {
-                let otf = OnTheFly::new(x.view(), metric).map_err(prefixed)?;
-                let scores = |m: &KMedoidsModel<f64>, c: Criterion| scored_on(&otf, m, c);
-                a.algo.choose(
-                    how(x.nrows()),
-                    &a.output,
-                    x.nrows(),
-                    Some(x.view()),
-                    |k, p| algo.with_k(k).fit(&otf, p, backend),
-                    scores,
-                )?
+                    .map_err(|e| e.prefixed(&a.input))?;
+                // The silhouette reads every distance: from a matrix again where the fit held
+                // one (the swap methods on the host: O(n²) reads, not O(n²·d) distances), else
+                // on the fly.
+                let sil = match (a.silhouette, &algo) {
+                    (false, _) => None,
+                    (true, Algo::Swap(_)) if !backend.assigns_off_host() => {
+                        let dm = DenseMatrix::from_points(x.view(), &metric, backend).map_err(prefixed)?;
+                        silhouettes(true, &dm, &chosen.model)?
+                    }
+                    (true, _) => {
+                        let otf = OnTheFly::new(x.view(), metric).map_err(prefixed)?;
+                        silhouettes(true, &otf, &chosen.model)?
+                    }
+                };
+                (chosen, sil)
             };
             let fit_s = secs(t1);
-            // The silhouette reads every distance: from a matrix again where the fit held one
-            // (the swap methods on the host: O(n²) reads, not O(n²·d) distances), else on the fly.
-            let sil = match (a.silhouette, &algo) {
-                (false, _) => None,
-                (true, Algo::Swap(_)) if !backend.assigns_off_host() => {
-                    let dm = DenseMatrix::from_points(x.view(), &metric, backend).map_err(prefixed)?;
-                    silhouettes(true, &dm, &chosen.model)?
-                }
-                (true, _) => {
-                    let otf = OnTheFly::new(x.view(), metric).map_err(prefixed)?;
-                    silhouettes(true, &otf, &chosen.model)?
-                }
-            };
             // The medoids' coordinates for --model-out, while the points are in memory.
             let predictor = match &a.model.model_out {
                 Some(_) => Some(chosen.model.predictor(x.view(), &metric)?),
@@ -371,6 +348,35 @@ fn fit<F: Scalar + KValue<Loss = f64>>(method: &str, algo: Algo, a: &Args) -> Cl
     }
     .emit(a.algo.labels_out.as_deref(), &a.output, started)?;
     Ok(())
+}
+
+/// The chosen fit and, with `--silhouette`, its (silhouette, medoid silhouette).
+type Fitted = (Chosen<KMedoidsModel<f64>>, Option<(f64, f64)>);
+
+/// Fits the one k or each of several on `d`, the fits scored (several k) and measured
+/// (`--silhouette`) on the dissimilarities they were fitted on.
+fn fit_on<F: Scalar, D>(
+    algo: &Algo,
+    a: &Args,
+    how: KChoice<'_>,
+    x: Option<ndarray::ArrayView2<'_, F>>,
+    d: &D,
+    backend: &AnyBackend,
+) -> CliResult<Fitted>
+where
+    D: Dissimilarity + Sync,
+    D::Value: KValue<Loss = f64>,
+{
+    let chosen = a.algo.choose(
+        how,
+        &a.output,
+        d.len(),
+        x,
+        |k, p| algo.with_k(k).fit(d, p, backend),
+        |m, c| scored_on(d, m, c),
+    )?;
+    let sil = silhouettes(a.silhouette, d, &chosen.model)?;
+    Ok((chosen, sil))
 }
 
 /// One fit on points, on the path the estimator chooses for the backend.

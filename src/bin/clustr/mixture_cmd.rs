@@ -1,7 +1,7 @@
 //! `clustr gmm INPUT --k K [--covariance full|tied|diag|spherical] [--init ...] ...` and
 //! `clustr ppp INPUT [--k-min 2] [--k-max 10] [--seeds 20] ...`.
 
-use crate::harness::{insert_k_selection, Chosen, KChoice};
+use crate::harness::{insert_k_selection, Chosen, KChoice, WithK};
 use crate::harness::{
     iteration_bar, load_points, secs, AlgoArgs, CliError, CliResult, ExecArgs, ModelOutArg, OutputArgs,
     Processes, Report,
@@ -108,11 +108,7 @@ pub fn run_gmm(a: GmmArgs) -> CliResult {
             criterion: Criterion::Bic,
             bytes_per_fit: params.memory_estimate(x.nrows(), x.ncols(), 8),
         };
-        let fit_k = |k, progress| {
-            let mut p = params.clone();
-            p.k = k;
-            p.progress(progress).fit(&x.view())
-        };
+        let fit_k = |k, progress| params.with_k(k).progress(progress).fit(&x.view());
         // BIC and AIC are the mixture's own (its log-likelihood of every row).
         let own = |m: &clustr::mixture::GaussianMixtureModel, c| match c {
             Criterion::Bic => Some(m.bic(x.view())),
