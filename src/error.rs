@@ -259,11 +259,17 @@ impl Error {
         }
     }
 
-    /// Shorthand for [`Error::InvalidParameter`].
+    /// Shorthand for [`Error::InvalidParameter`]; a number is shown in a readable form
+    /// ([`crate::scalar::readable`]: `1e-300`, not 300 digits).
     pub fn param(name: &'static str, value: impl std::fmt::Display, reason: impl Into<String>) -> Self {
+        let value = value.to_string();
+        let value = match value.parse::<f64>() {
+            Ok(v) if value.len() > 17 => crate::scalar::readable(v),
+            _ => value,
+        };
         Error::InvalidParameter {
             name,
-            value: value.to_string(),
+            value,
             reason: reason.into(),
         }
     }
@@ -402,6 +408,13 @@ pub mod hints {
         suggestions: &[Other("fewer prediction inputs")],
         why: "memory grows as K·(N + P)² for P inputs on a training grid of N",
     };
+    /// Reading a model file.
+    pub const READ_MODEL: Hint = Hint {
+        suggestions: &[Other(
+            "a larger memory limit, if the file is a model clustr wrote",
+        )],
+        why: "",
+    };
     /// A request a device cannot serve ([`super::Error::NotOnDevice`]).
     pub const CPU_BACKEND: Hint = Hint {
         suggestions: &[Set("backend", "cpu")],
@@ -429,6 +442,7 @@ pub mod hints {
         PPP,
         MAGMACLUST_FIT,
         MAGMACLUST_PREDICT,
+        READ_MODEL,
         CPU_BACKEND,
     ];
 }

@@ -115,7 +115,7 @@ impl fmt::Display for MetricKind {
             MetricKind::Manhattan => write!(f, "manhattan"),
             MetricKind::Cosine => write!(f, "cosine"),
             MetricKind::Minkowski(p) if p.is_infinite() => write!(f, "chebyshev"),
-            MetricKind::Minkowski(p) => write!(f, "minkowski:{p}"),
+            MetricKind::Minkowski(p) => write!(f, "minkowski:{}", crate::scalar::readable(*p)),
             MetricKind::Haversine => write!(f, "haversine"),
         }
     }

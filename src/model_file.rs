@@ -29,7 +29,7 @@ use base64::Engine;
 use ndarray::{Array, Array1, Array2, ArrayD, Dimension, IxDyn};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
-use std::io::Write;
+use std::io::{Read, Write};
 use std::path::Path;
 
 /// The format tag of every model file.
@@ -130,7 +130,18 @@ impl StoredArray {
             other => return Err(bad(format!("unknown element type {other:?}"))),
         };
         let values: Vec<f64> = match (&self.data, &self.base64) {
-            (Some(d), None) => d.clone(),
+            (Some(d), None) => {
+                // Numbers must be values of the element type the array is tagged with.
+                let fits = |v: f64| match self.dtype.as_str() {
+                    "float32" => !v.is_finite() || v.abs() <= f32::MAX as f64,
+                    "int64" => v.fract() == 0.0 && v.abs() <= 2f64.powi(53),
+                    _ => true,
+                };
+                if let Some((i, v)) = d.iter().enumerate().find(|(_, v)| !fits(**v)) {
+                    return Err(bad(format!("element {i}, {v:e}, is not a {} value", self.dtype)));
+                }
+                d.clone()
+            }
             (None, Some(b)) => {
                 let bytes = base64::engine::general_purpose::STANDARD
                     .decode(b)
@@ -165,6 +176,18 @@ impl StoredArray {
             return Err(Error::Unsupported(format!(
                 "model file: {what}: holds integers, not numbers"
             )));
+        }
+        if let Some((i, v)) = v.iter().enumerate().find(|(_, v)| !v.is_finite()) {
+            return Err(Error::Unsupported(format!(
+                "model file: {what}: element {i} is {v}, not a finite number"
+            )));
+        }
+        if F::DTYPE == "float32" {
+            if let Some((i, v)) = v.iter().enumerate().find(|(_, v)| v.abs() > f32::MAX as f64) {
+                return Err(Error::Unsupported(format!(
+                    "model file: {what}: element {i}, {v:e}, is beyond float32's range"
+                )));
+            }
         }
         v.mapv(F::from_f64_lossy).into_dimensionality::<D>().map_err(|_| {
             Error::Unsupported(format!(
@@ -265,9 +288,29 @@ struct Header {
     algorithm: Option<String>,
 }
 
-/// Reads a model file and checks its format and version: its bytes, and its algorithm.
+/// Bytes of memory reading a model takes per byte of its file: the text, the decoded arrays
+/// (a base64 byte is up to 1.5 bytes of f64 values) and the model's own copy of them.
+pub const READ_BYTES_PER_FILE_BYTE: u64 = 5;
+
+/// Reads a model file and checks its format and version: its bytes, and its algorithm. The
+/// memory it takes ([`READ_BYTES_PER_FILE_BYTE`] per byte) is checked against the limit before
+/// reading (from the file's size) and while reading (a device or pipe has no size).
 fn read_checked(path: &Path) -> Result<(Vec<u8>, String)> {
-    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    let io = |e| Error::io(path, e);
+    let file = std::fs::File::open(path).map_err(io)?;
+    let check = |bytes: u64, at_least: &str| {
+        crate::memory::check(
+            || format!("reading a model file of {at_least}{bytes} bytes"),
+            bytes.saturating_mul(READ_BYTES_PER_FILE_BYTE),
+            crate::error::hints::READ_MODEL,
+        )
+    };
+    let size = file.metadata().map_err(io)?.len();
+    check(size, "")?;
+    let most = crate::memory::max_memory() / READ_BYTES_PER_FILE_BYTE;
+    let mut bytes = Vec::with_capacity(size.min(most) as usize);
+    file.take(most + 1).read_to_end(&mut bytes).map_err(io)?;
+    check(bytes.len() as u64, "at least ")?;
     let not_model = || Error::parse(path, None, None, "not a clustr model file".to_string());
     let header: Header = serde_json::from_slice(&bytes).map_err(|_| not_model())?;
     if header.format.as_deref() != Some(FORMAT) {

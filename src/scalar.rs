@@ -87,3 +87,54 @@ impl Scalar for f64 {
         crate::linalg::faer_gemm_abt(a, b, out, alpha)
     }
 }
+
+/// `v` in its shortest form that reads back exactly, with an exponent where a plain decimal
+/// would be long (|v| ≥ 1e15 or below 1e-4): `0.25`, `1e-300`, `8.46e307`, never 300 digits.
+pub fn readable(v: f64) -> String {
+    if plain_range(v) {
+        format!("{v}")
+    } else {
+        format!("{v:e}")
+    }
+}
+
+/// `v` with `decimals` decimals, or in scientific notation with as many where a plain decimal
+/// would be long (see [`readable`]).
+pub fn readable_to(v: f64, decimals: usize) -> String {
+    if plain_range(v) {
+        format!("{v:.decimals$}")
+    } else {
+        format!("{v:.decimals$e}")
+    }
+}
+
+fn plain_range(v: f64) -> bool {
+    v == 0.0 || !v.is_finite() || (1e-4..1e15).contains(&v.abs())
+}
+
+#[cfg(test)]
+mod readable_tests {
+    use super::{readable, readable_to};
+
+    #[test]
+    fn numbers_are_short_and_read_back_exactly() {
+        for (v, text) in [
+            (0.25, "0.25"),
+            (1e-300, "1e-300"),
+            (8.46e307, "8.46e307"),
+            (3.0, "3"),
+            (0.0, "0"),
+        ] {
+            assert_eq!(readable(v), text);
+            assert_eq!(readable(v).parse::<f64>().unwrap(), v);
+        }
+        assert_eq!(readable_to(8.46e307, 6), "8.460000e307");
+        assert_eq!(readable_to(917.0655781, 6), "917.065578");
+        let e = crate::Error::param("p", 1e-300, "must be at least 1").to_string();
+        assert!(e.contains("1e-300") && e.len() < 80, "{e}");
+        let m: crate::MetricKind = "minkowski:1e-300"
+            .parse()
+            .unwrap_or(crate::MetricKind::Minkowski(1e-300));
+        assert!(!m.to_string().contains("000000"), "{m}");
+    }
+}

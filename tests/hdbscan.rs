@@ -91,11 +91,20 @@ fn hdbscan_equals_sklearn() {
                 floats(&format!("{name}_outlier_scores.npy")),
             ),
         ] {
-            let worst = ours
-                .iter()
-                .zip(&theirs)
-                .map(|(a, b)| (a - b).abs())
-                .fold(0.0, f64::max);
+            // Ours are finite in [0, 1]; the package's GLOSH is NaN where a finite λ falls
+            // under λ_max = ∞ (min_samples identical rows), whose limit, 1, we give.
+            assert!(
+                ours.iter().all(|v| (0.0..=1.0).contains(v)),
+                "{name}: {what} outside [0, 1]"
+            );
+            let mut worst = 0.0f64;
+            for (a, b) in ours.iter().zip(&theirs) {
+                if b.is_finite() {
+                    worst = worst.max((a - b).abs());
+                } else {
+                    assert_eq!(*a, 1.0, "{name}: {what}: the package's {b} is the limit 1");
+                }
+            }
             assert!(worst <= 1e-9, "{name}: {what} differ by {worst}");
         }
         // The single-linkage tree: the same merges; heights in km for haversine (radians there).
@@ -135,7 +144,12 @@ fn hdbscan_equals_sklearn() {
             "{name}: ARI {ari:.5} with HDBSCAN().fit, {differ} of {} labels differ",
             plain.len()
         );
-        assert!(ari >= 0.9, "{name}: ARI {ari}");
+        // (not where identical rows make many zero-weight edges: there the unstable order
+        // decides which leaves exist, duplicates_leaf's ARI is 0.48; the stable order is
+        // required above)
+        if !name.starts_with("duplicates") {
+            assert!(ari >= 0.9, "{name}: ARI {ari}");
+        }
     }
 }
 

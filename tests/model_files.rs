@@ -176,11 +176,16 @@ fn arrays_round_trip_exactly_in_both_encodings() {
         let json = serde_json::to_string(&s).unwrap();
         let back: StoredArray = serde_json::from_str(&json).unwrap();
         assert_eq!(back.to_matrix::<f64>("a").unwrap(), a);
-        let a32 = a.mapv(|v| (v * 1e300) as f32);
+        let a32 = a.mapv(|v| (v * 1e300).min(3e38) as f32);
         let back = StoredArray::from_array(&a32).to_matrix::<f32>("a").unwrap();
         assert_eq!(back, a32);
         let ints: Vec<i64> = (0..n as i64).map(|i| i * 7 - 3).collect();
         assert_eq!(StoredArray::from_ints(&ints).to_ints("i").unwrap(), ints);
+        // A model's arrays are finite, and a float32 one within its range.
+        let e = StoredArray::from_array(&a.mapv(|v| v / 0.0)).to_matrix::<f64>("a");
+        assert!(e.unwrap_err().to_string().contains("not a finite number"));
+        let e = StoredArray::from_array(&a.mapv(|_| 1e39)).to_matrix::<f32>("a");
+        assert!(e.unwrap_err().to_string().contains("beyond float32's range"));
     }
 }
 

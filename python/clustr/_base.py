@@ -13,7 +13,29 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import validate_data
 
-from . import _clustr
+from . import _clustr as _extension
+
+
+class _Native:
+    """The Rust extension's functions, whose integer arguments are 64-bit: a Python integer
+    beyond that range (``n_clusters=2**64``, a negative index) is a ValueError, as every other
+    bad parameter value, not the OverflowError of the conversion."""
+
+    def __getattr__(self, name):
+        function = getattr(_extension, name)
+        if not callable(function):
+            return function
+
+        def call(*args, **kwargs):
+            try:
+                return function(*args, **kwargs)
+            except OverflowError as e:
+                raise ValueError(f"a parameter is out of range for {name}: {e}") from e
+
+        return call
+
+
+_clustr = _Native()
 
 #: ``n_threads``: None (every core) or a positive count. Results do not depend on it.
 THREADS = [Interval(numbers.Integral, 1, None, closed="left"), None]

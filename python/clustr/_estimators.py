@@ -20,7 +20,7 @@ from sklearn.base import (
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import _check_sample_weight, _num_samples, check_is_fitted, check_non_negative
 
-from . import _clustr
+from ._base import _clustr
 from ._base import METRICS, RANDOM_STATE, THREADS, metric_name, n_threads, nearest, pairwise, points, seed
 
 
@@ -488,6 +488,10 @@ class KMedoids(ClusterMixin, TransformerMixin, BaseEstimator):
             init, given = (None if self.init == "auto" else self.init), None
         else:
             given = [int(i) for i in np.asarray(self.init).ravel()]
+            if any(not 0 <= i < X.shape[0] for i in given):
+                raise ValueError(
+                    f"init: the medoids are row indices in [0, {X.shape[0]}), got {given}"
+                )
             init = None
         metric = "precomputed" if precomputed else metric_name(self.metric, self.p)
         out = _clustr.kmedoids_fit(

@@ -275,6 +275,13 @@ fn minibatch_kmeans_fit<'py>(
     })
 }
 
+/// New points against a fitted model's points (centres, medoids): finite, as many columns,
+/// and within the range the fit accepts over both together (the library's predict rule).
+fn check_new_points<F: Scalar>(x: ArrayView2<F>, c: ArrayView2<F>, m: &MetricKind) -> clustr::Result<()> {
+    let arithmetic = clustr::data::validate::Arithmetic::of_metric(Some(*m));
+    clustr::data::validate::check_new_points(x, c, arithmetic, &format!("the {m} distance"))
+}
+
 /// Nearest of `centres` under `metric` for each point: (index, distance).
 #[pyfunction]
 fn nearest<'py>(
@@ -293,7 +300,7 @@ fn nearest<'py>(
         n_threads: usize,
     ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
         let near = run(py, n_threads, |_| {
-            clustr::data::validate::check_points(x)?;
+            check_new_points(x, c, m)?;
             CpuBackend::default().nearest(x, c, m)
         })?;
         let labels = near.iter().map(|n| n.index as i64).collect();
@@ -327,7 +334,7 @@ fn pairwise<'py>(
         n_threads: usize,
     ) -> PyResult<Bound<'py, PyAny>> {
         let d = run(py, n_threads, |_| {
-            clustr::data::validate::check_points(x)?;
+            check_new_points(x, c, m)?;
             let mut d = Array2::<F>::zeros((x.nrows(), c.nrows()));
             CpuBackend::default().pairwise(x, c, m, d.view_mut())?;
             Ok(d)

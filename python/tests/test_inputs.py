@@ -96,6 +96,9 @@ def test_bad_parameters_are_value_errors():
         clustr.DBSCAN(eps=-1), clustr.GaussianMixture(2, covariance_type="round"),
         clustr.GaussianMixture(2, weights_init=[0.5, 0.5]), clustr.KMedoids(3, init=[0, 0, 1]),
         clustr.KMeans(3, n_threads=0),
+        # Integers beyond 64 bits or negative indices: ValueError, not OverflowError.
+        clustr.KMeans(n_clusters=2**64), clustr.KMedoids(init=[-1, 2, 3]),
+        clustr.MiniBatchKMeans(3, batch_size=2**70),
     ):
         with pytest.raises(ValueError):
             est.fit(X)
@@ -159,3 +162,28 @@ def test_c_contiguous_float_arrays_reach_rust_without_a_copy():
     # Other layouts and types are converted once, to float64 C order.
     validated = points(clustr.KMeans(3), np.asfortranarray(X.astype(np.int32)), reset=True)
     assert validated.dtype == np.float64 and validated.flags.c_contiguous
+
+
+def test_large_sample_weights_give_finite_results():
+    """Weights near f64::MAX: the labels of unit weights, or a ValueError for an inertia
+    beyond f64's range; never a RuntimeError from a panic."""
+    base = clustr.KMeans(3, n_init=1, random_state=0).fit(X)
+    for w in (np.full(len(X), 1e307), np.full(len(X), 5e-324)):
+        try:
+            km = clustr.KMeans(3, n_init=1, random_state=0).fit(X, sample_weight=w)
+        except ValueError as e:
+            assert "sample weights" in str(e)
+            continue
+        assert np.isfinite(km.inertia_)
+        assert (km.labels_ == base.labels_).all()
+    gm = clustr.GaussianMixture(3, random_state=0).fit(X, sample_weight=np.full(len(X), 1e307))
+    assert np.isfinite(gm.predict_proba(X)).all()
+
+
+def test_far_points_are_refused_by_predict_not_nan():
+    gm = clustr.GaussianMixture(3, random_state=0).fit(X)
+    km = clustr.KMeans(3, random_state=0).fit(X)
+    far = np.array([[1e160, 0.0]])
+    for call in (gm.predict_proba, gm.score_samples, km.transform, km.predict):
+        with pytest.raises(ValueError):
+            call(far)

@@ -82,13 +82,25 @@ impl ColumnSelection {
                         let h = header.ok_or_else(|| {
                             Error::param(flag, name, "names a column, but the input has no header")
                         })?;
-                        let i = h.iter().position(|c| c == name).ok_or_else(|| {
+                        let mut at = h.iter().enumerate().filter(|(_, c)| *c == name).map(|(i, _)| i);
+                        let i = at.next().ok_or_else(|| {
                             Error::param(
                                 flag,
                                 name,
                                 format!("no such column; the header has {}", h.join(", ")),
                             )
                         })?;
+                        if let Some(again) = at.next() {
+                            return Err(Error::param(
+                                flag,
+                                name,
+                                format!(
+                                    "the header names columns {} and {} so: choose by number",
+                                    i + 1,
+                                    again + 1
+                                ),
+                            ));
+                        }
                         out.push(i);
                     }
                 }
@@ -132,6 +144,13 @@ pub enum Scaling {
 /// whose scale is 0 (constant, or with `Robust` an interquartile range of 0) is refused,
 /// named by its 1-based number.
 pub fn standardize<F: Scalar>(x: &mut Array2<F>, how: Scaling) -> Result<Vec<(f64, f64)>> {
+    if x.nrows() < 2 {
+        return Err(Error::param(
+            "standardize",
+            format!("{} row(s)", x.nrows()),
+            "every column of a single row is constant: there is no spread to scale by",
+        ));
+    }
     let mut stats = Vec::with_capacity(x.ncols());
     for (j, col) in x.columns().into_iter().enumerate() {
         let v: Vec<f64> = col.iter().map(|a| a.to_f64_exact()).collect();
@@ -266,5 +285,24 @@ mod tests {
         let e = standardize(&mut x, Scaling::ZScore).unwrap_err().to_string();
         assert!(e.contains("column 2") && e.contains("drop column 2"), "{e}");
         assert_eq!(x, array![[1.0, 7.0], [2.0, 7.0]], "nothing is changed on refusal");
+    }
+
+    #[test]
+    fn a_single_row_is_refused_as_such_and_a_repeated_name_as_ambiguous() {
+        let mut x = array![[1.0, 7.0]];
+        let e = standardize(&mut x, Scaling::ZScore).unwrap_err().to_string();
+        assert!(e.contains("single row") && !e.contains("drop column"), "{e}");
+        let header: Vec<String> = ["x", "x", "y"].map(String::from).to_vec();
+        let keep = ColumnSelection {
+            keep: Some(parse_columns("x").unwrap()),
+            drop: Vec::new(),
+        };
+        let e = keep.resolve(3, Some(&header)).unwrap_err().to_string();
+        assert!(e.contains("columns 1 and 2"), "{e}");
+        let by_other = ColumnSelection {
+            keep: Some(parse_columns("y").unwrap()),
+            drop: Vec::new(),
+        };
+        assert_eq!(by_other.resolve(3, Some(&header)).unwrap(), vec![2]);
     }
 }

@@ -578,3 +578,82 @@ mod tests {
         assert!(check_dissimilarity_matrix(ints.view(), 0.0).is_ok());
     }
 }
+
+/// Sample weights divided by a power of two, so the largest magnitude lies in [1, 2): the one
+/// overflow-safe form of weights that every weighted method computes with. Weights up to
+/// ±f64::MAX then sum over any number of points without overflow, and, because a power of two
+/// divides exactly (short of the subnormal range), every weighted mean, every comparison of
+/// weighted sums and every draw in proportion to the weights is the same as with the weights
+/// given; only a weighted total (an objective) is multiplied back by [`ScaledWeights::unscale`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct ScaledWeights {
+    /// The weights divided by 2^`exponent`.
+    pub weights: Vec<f64>,
+    /// The power of two the weights were divided by.
+    pub exponent: i32,
+}
+
+impl ScaledWeights {
+    /// Scales `w` (finite, checked by [`check_sample_weight`]); all zero stays as it is.
+    pub fn new(w: &[f64]) -> Self {
+        let largest = w.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+        let exponent = if largest >= f64::MIN_POSITIVE && largest.is_finite() {
+            ((largest.to_bits() >> 52) & 0x7ff) as i32 - 1023
+        } else if largest > 0.0 {
+            largest.log2().floor() as i32 // (subnormal: log2 is exact at powers of two)
+        } else {
+            0
+        };
+        let weights = if exponent == 0 {
+            w.to_vec()
+        } else {
+            w.iter().map(|&v| times_power_of_two(v, -exponent)).collect()
+        };
+        ScaledWeights { weights, exponent }
+    }
+
+    /// The weights of `w`, scaled, if given.
+    pub fn of(w: Option<&[f64]>) -> Option<Self> {
+        w.map(Self::new)
+    }
+
+    /// A weighted total computed with the scaled weights, in the units of the given weights:
+    /// refused when it is beyond f64's range (what an objective of weights near f64::MAX can
+    /// reach), `what` naming it.
+    pub fn unscale(&self, total: f64, what: &str) -> Result<f64> {
+        let v = times_power_of_two(total, self.exponent);
+        if v.is_finite() || !total.is_finite() {
+            return Ok(v);
+        }
+        let log10 = total.abs().log10() + self.exponent as f64 * std::f64::consts::LOG10_2;
+        Err(Error::OutOfRange(format!(
+            "the {what} with these sample weights is about 1e{log10:.0}, beyond the largest \
+             number (1.8e308): divide the sample weights by a constant (the result is otherwise \
+             the same)"
+        )))
+    }
+}
+
+/// `v · 2^e`, exact unless the result leaves the normal range (two steps, so 2^e itself may
+/// lie beyond it).
+pub fn times_power_of_two(v: f64, e: i32) -> f64 {
+    let half = e / 2;
+    v * 2f64.powi(half) * 2f64.powi(e - half)
+}
+
+/// Checks new points `x` for a fitted model whose own points (centres, means, medoids, core
+/// points) are `model_points`: finite, as many columns, and within the range the fit itself
+/// accepts ([`check_magnitude`]) taken over both together, so no distance between them
+/// overflows. Predict and transform refuse what the fit would.
+pub fn check_new_points<F: Scalar>(
+    x: ArrayView2<F>,
+    model_points: ArrayView2<F>,
+    arithmetic: Arithmetic,
+    algorithm: &str,
+) -> Result<()> {
+    check_points(x)?;
+    check_same_len("number of features", model_points.ncols(), x.ncols())?;
+    let mut extents = column_extents(x);
+    merge_extents(&mut extents, &column_extents(model_points));
+    check_extents::<F>(&extents, x.nrows() + model_points.nrows(), arithmetic, algorithm)
+}

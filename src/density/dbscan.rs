@@ -12,7 +12,7 @@
 //! labels do not depend on the order in which a cluster's points are expanded, hence they are
 //! scikit-learn's exactly, for any thread count.
 
-use crate::data::validate::{check_points, check_sample_weight};
+use crate::data::validate::{check_points, check_sample_weight, times_power_of_two, ScaledWeights};
 use crate::density::index::{IndexKind, NeighborIndex};
 use crate::error::{Error, Result};
 use crate::estimator::{Clustering, Fit};
@@ -174,6 +174,8 @@ impl crate::estimator::Predict<ArrayView2<'_, f64>> for CorePointPredictor {
         if self.core_points.nrows() == 0 {
             return Ok(vec![NOISE; x.nrows()]);
         }
+        let arithmetic = crate::data::validate::Arithmetic::of_metric(Some(self.metric));
+        crate::data::validate::check_new_points(*x, self.core_points.view(), arithmetic, "DBSCAN")?;
         let x = crate::data::standard_layout(*x);
         let index = NeighborIndex::build(self.core_points.view(), self.metric, IndexKind::Auto)?;
         Ok(x.rows()
@@ -216,6 +218,24 @@ impl SaveLoad for CorePointPredictor {
         crate::data::validate::check_finite(core_points.view(), "core points")?;
         let core_labels = s.core_labels.to_ints("core labels")?;
         crate::data::validate::check_same_len("core labels", core_points.nrows(), core_labels.len())?;
+        // A core point is in a cluster, numbered from 0 (fewer clusters than core points).
+        let n_core = core_labels.len() as i64;
+        if let Some((i, l)) = core_labels
+            .iter()
+            .enumerate()
+            .find(|(_, &l)| !(0..n_core).contains(&l))
+        {
+            return Err(Error::Unsupported(format!(
+                "model file: core labels: core point {i} has label {l}, not a cluster in 0..{n_core}"
+            )));
+        }
+        let metric: MetricKind = s.metric.parse()?;
+        metric.check_dim(core_points.ncols())?;
+        crate::data::validate::check_magnitude(
+            core_points.view(),
+            crate::data::validate::Arithmetic::of_metric(Some(metric)),
+            "DBSCAN",
+        )?;
         if !(s.eps >= 0.0 && s.eps.is_finite()) {
             return Err(Error::param("eps", s.eps, "must be finite and non-negative"));
         }
@@ -223,7 +243,7 @@ impl SaveLoad for CorePointPredictor {
             core_points,
             core_labels,
             eps: s.eps,
-            metric: s.metric.parse()?,
+            metric,
         })
     }
 }
@@ -254,7 +274,12 @@ impl<F: Scalar> Fit<ArrayView2<'_, F>> for Dbscan {
         let x = crate::data::standard_layout(*x);
         let index = NeighborIndex::build(x.view(), self.metric, self.index)?;
         let n = x.nrows();
-        let weight = |j: usize| self.sample_weight.as_ref().map_or(1.0, |w| w[j]);
+        // Weights in their overflow-safe form (weights of ±f64::MAX sum without overflow);
+        // a neighbourhood's total is scaled back only to be compared with min_samples.
+        let scaled = ScaledWeights::of(self.sample_weight.as_deref());
+        let weight = |j: usize| scaled.as_ref().map_or(1.0, |w| w.weights[j]);
+        let exponent = scaled.as_ref().map_or(0, |w| w.exponent);
+        let reaches = |total: f64| times_power_of_two(total, exponent) >= self.min_samples;
         // Core flags: count each neighbourhood's weight, stopping once it reaches min_samples
         // (with negative weights the count must run to the end).
         let can_stop = self
@@ -267,9 +292,9 @@ impl<F: Scalar> Fit<ArrayView2<'_, F>> for Dbscan {
                 let mut total = 0.0;
                 index.for_each_within(index.point(i), self.eps, |j, _| {
                     total += weight(j);
-                    !(can_stop && total >= self.min_samples)
+                    !(can_stop && reaches(total))
                 });
-                total >= self.min_samples
+                reaches(total)
             })
             .collect();
         // Expansion from the core points in index order.

@@ -450,8 +450,11 @@ pub(crate) fn labels_and_probabilities(
     (labels, probabilities, selected)
 }
 
-/// GLOSH outlier scores: 1 − λ_point / λ_max, λ_max the largest λ in the subtree of the
-/// cluster the point falls from (0 where λ_max is 0 or λ_point infinite).
+/// GLOSH outlier scores: (λ_max − λ_point) / λ_max, λ_max the largest λ in the subtree of the
+/// cluster the point falls from. A core distance of 0 (at least min_samples identical points)
+/// makes a λ infinite; the score is then its limit, so every score is finite and in [0, 1]:
+/// 0 for a point at λ_point = ∞ (or where λ_max is 0), 1 for a finite λ_point under
+/// λ_max = ∞. (The hdbscan package gives NaN for the latter; elsewhere the scores agree.)
 pub(crate) fn outlier_scores(rows: &[CondensedRow], n: usize) -> Vec<f64> {
     let tree = ClusterTree::new(rows, n);
     let root = tree.root;
@@ -470,6 +473,8 @@ pub(crate) fn outlier_scores(rows: &[CondensedRow], n: usize) -> Vec<f64> {
         let max = deaths[r.parent - root];
         scores[r.child] = if max == 0.0 || !r.lambda.is_finite() {
             0.0
+        } else if max.is_infinite() {
+            1.0
         } else {
             (max - r.lambda) / max
         };

@@ -30,7 +30,9 @@
 use crate::backend::{AnyBackend, Backend, CpuBackend};
 use crate::comm::SingleProcess;
 use crate::comm::{agree, share_rows, single_process, Communicator, Partition, SharedComm};
-use crate::data::validate::{check_extents_global, check_slice, column_extents, merge_extents, Arithmetic};
+use crate::data::validate::{
+    check_extents_global, check_new_points, check_slice, column_extents, merge_extents, Arithmetic,
+};
 use crate::data::NpyRows;
 use crate::error::{Error, Result};
 use crate::estimator::shared_setters;
@@ -282,6 +284,23 @@ impl MiniBatchKMeans {
     /// Fits on any row source (streamed chunk by chunk); in a distributed run, on this
     /// process's rows (labels are those of its rows).
     pub fn fit_source<F: Scalar, S: RowSource<F>>(&self, src: &S) -> Result<MiniBatchKMeansModel<F>> {
+        let Some(w) = self.sample_weight.as_deref() else {
+            return self.fit_scaled(src);
+        };
+        // (the same fit with the weights in their overflow-safe form; totals scaled back)
+        let scaled = crate::data::validate::ScaledWeights::new(w);
+        let mut with_scaled = self.clone();
+        with_scaled.sample_weight = Some(scaled.weights.clone());
+        let mut model = with_scaled.fit_scaled(src)?;
+        model.inertia = scaled.unscale(model.inertia, "inertia")?;
+        for c in model.counts.iter_mut().chain(model.state.counts.iter_mut()) {
+            *c = scaled.unscale(*c, "weight of a centre")?;
+        }
+        Ok(model)
+    }
+
+    /// [`Self::fit_source`] with weights whose largest is in [1, 2).
+    fn fit_scaled<F: Scalar, S: RowSource<F>>(&self, src: &S) -> Result<MiniBatchKMeansModel<F>> {
         let comm = &*self.comm;
         let (n_local, d) = (src.nrows(), src.ncols());
         let part = Partition::of(n_local, comm);
@@ -818,9 +837,21 @@ impl<F: Scalar> MiniBatchKMeansModel<F> {
         };
         let batch = crate::data::standard_layout(batch);
         let random_reassign = self.state.random_reassign(batch.nrows());
+        let before = self.state.clone();
         let (inertia, _) = self
             .state
             .step(&CpuBackend::default(), batch.view(), w, random_reassign)?;
+        let finite = |v: &f64| v.is_finite();
+        if !(inertia.is_finite() && self.state.counts.iter().all(finite))
+            || self.state.centers.iter().any(|c| !c.to_f64_exact().is_finite())
+        {
+            self.state = before;
+            return Err(Error::OutOfRange(
+                "the sample weights of the batches so far add up beyond the largest number \
+                 (f64::MAX): divide them by a constant; the model is as before this batch"
+                    .into(),
+            ));
+        }
         self.centers = self.state.centers.clone();
         self.counts = self.state.counts.clone();
         self.labels = std::mem::take(&mut self.state.labels);
@@ -831,7 +862,7 @@ impl<F: Scalar> MiniBatchKMeansModel<F> {
 
     /// Euclidean distance of each point to each centre (n × k).
     pub fn transform(&self, x: ArrayView2<F>) -> Result<Array2<F>> {
-        crate::data::validate::check_points(x)?;
+        check_new_points(x, self.centers.view(), Arithmetic::SQUARES, "k-means")?;
         let mut out = Array2::<F>::zeros((x.nrows(), self.centers.nrows()));
         CpuBackend::default().pairwise(x, self.centers.view(), &MetricKind::Euclidean, out.view_mut())?;
         Ok(out)
@@ -870,6 +901,18 @@ impl<F: Scalar> SaveLoad for MiniBatchKMeansModel<F> {
     fn from_stored(s: StoredMiniBatchKMeans) -> Result<Self> {
         let centers = crate::kmeans::checked_centers::<F>(&s.centers)?;
         crate::data::validate::check_same_len("centre counts", centers.nrows(), s.counts.len())?;
+        if let Some(c) = s.counts.iter().find(|c| !(c.is_finite() && **c >= 0.0)) {
+            return Err(Error::Unsupported(format!(
+                "model file: centre counts: {c} is not a finite, non-negative weight"
+            )));
+        }
+        if !(0.0..=1.0).contains(&s.reassignment_ratio) {
+            return Err(Error::param(
+                "reassignment_ratio",
+                s.reassignment_ratio,
+                "must be in [0, 1]",
+            ));
+        }
         let mut state = Stepper::new(centers.clone(), s.reassignment_ratio, SeededRng::seed_from_u64(0));
         state.counts = s.counts.clone();
         Ok(MiniBatchKMeansModel {
@@ -904,8 +947,7 @@ impl<F: Scalar> Predict<ArrayView2<'_, F>> for MiniBatchKMeansModel<F> {
     type Output = Vec<i64>;
     /// The nearest centre of each point.
     fn predict(&self, x: &ArrayView2<'_, F>) -> Result<Vec<i64>> {
-        crate::data::validate::check_points(*x)?;
-        crate::data::validate::check_same_len("number of features", self.centers.ncols(), x.ncols())?;
+        check_new_points(*x, self.centers.view(), Arithmetic::SQUARES, "k-means")?;
         Ok(batch_inertia(&CpuBackend::default(), *x, None, self.centers.view())?.0)
     }
 }

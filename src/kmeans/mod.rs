@@ -59,8 +59,8 @@ pub use minibatch::{MiniBatchKMeans, MiniBatchKMeansModel, RowSource};
 use crate::backend::{AnyBackend, Backend, CpuBackend};
 use crate::comm::{agree, fetch_rows, single_process, Communicator, Partition, SharedComm};
 use crate::data::validate::{
-    check_k, check_magnitude_global, check_points, check_positive_weights, check_same_len,
-    check_sample_weight, check_slice, Arithmetic,
+    check_k, check_magnitude, check_magnitude_global, check_new_points, check_points, check_positive_weights,
+    check_sample_weight, check_slice, Arithmetic, ScaledWeights,
 };
 use crate::error::{Error, Result};
 use crate::estimator::{Clustering, Fit, Predict, ProgressFn};
@@ -313,8 +313,7 @@ impl<F: Scalar> Clustering for KMeansModel<F> {
 impl<F: Scalar> KMeansModel<F> {
     /// Euclidean distance of each point to each centre (n × k), scikit-learn's `transform`.
     pub fn transform(&self, x: ArrayView2<F>) -> Result<Array2<F>> {
-        check_points(x)?;
-        check_same_len("number of features", self.centers.ncols(), x.ncols())?;
+        check_new_points(x, self.centers.view(), Arithmetic::SQUARES, "k-means")?;
         let mut out = Array2::<F>::zeros((x.nrows(), self.centers.nrows()));
         CpuBackend::default().pairwise(x, self.centers.view(), &MetricKind::Euclidean, out.view_mut())?;
         Ok(out)
@@ -357,10 +356,11 @@ impl<F: Scalar> SaveLoad for KMeansModel<F> {
     }
 }
 
-/// Stored centres (k × d, finite, k and d at least 1).
+/// Stored centres (k × d, k and d at least 1, finite and within the range a fit accepts).
 pub(crate) fn checked_centers<F: Scalar>(a: &StoredArray) -> Result<Array2<F>> {
     let c = a.to_matrix::<F>("centers")?;
     check_points(c.view())?;
+    check_magnitude(c.view(), Arithmetic::SQUARES, "k-means")?;
     Ok(c)
 }
 
@@ -368,8 +368,7 @@ impl<F: Scalar> Predict<ArrayView2<'_, F>> for KMeansModel<F> {
     type Output = Vec<i64>;
     /// The nearest centre of each point.
     fn predict(&self, x: &ArrayView2<'_, F>) -> Result<Vec<i64>> {
-        check_points(*x)?;
-        check_same_len("number of features", self.centers.ncols(), x.ncols())?;
+        check_new_points(*x, self.centers.view(), Arithmetic::SQUARES, "k-means")?;
         let near = CpuBackend::default().nearest(*x, self.centers.view(), &MetricKind::SqEuclidean)?;
         Ok(near.into_iter().map(|n| n.index as i64).collect())
     }
@@ -416,7 +415,8 @@ impl<F: Scalar> Fit<ArrayView2<'_, F>> for KMeans {
         let n_init = self
             .n_init
             .unwrap_or(if self.init == KMeansInit::Random { 10 } else { 1 });
-        let w = self.sample_weight.as_deref();
+        let scaled = ScaledWeights::of(self.sample_weight.as_deref());
+        let w = scaled.as_ref().map(|s| s.weights.as_slice());
         let mut rng = SeededRng::seed_from_u64(self.seed);
         let mut best: Option<KMeansModel<F>> = None;
         for _ in 0..n_init {
@@ -455,7 +455,11 @@ impl<F: Scalar> Fit<ArrayView2<'_, F>> for KMeans {
                 best = Some(run);
             }
         }
-        Ok(best.expect("n_init >= 1"))
+        let mut best = best.expect("n_init >= 1");
+        if let Some(s) = &scaled {
+            best.inertia = s.unscale(best.inertia, "inertia")?;
+        }
+        Ok(best)
     }
 }
 

@@ -650,10 +650,16 @@ pub struct MedoidPredictor<F, M> {
 }
 
 impl<F: Scalar, M: Metric> MedoidPredictor<F, M> {
+    /// New points as the fit takes them, within range of the medoids.
+    fn check(&self, x: ArrayView2<F>) -> Result<()> {
+        let arithmetic = crate::data::validate::Arithmetic::of_metric(self.metric.kind());
+        let what = format!("the {} distance", self.metric.name());
+        crate::data::validate::check_new_points(x, self.medoids.view(), arithmetic, &what)
+    }
+
     /// The dissimilarity of each point to each medoid (n × k).
     pub fn transform(&self, x: ArrayView2<F>) -> Result<ndarray::Array2<F>> {
-        crate::data::validate::check_points(x)?;
-        crate::data::validate::check_same_len("number of features", self.medoids.ncols(), x.ncols())?;
+        self.check(x)?;
         let mut out = ndarray::Array2::<F>::zeros((x.nrows(), self.medoids.nrows()));
         crate::backend::CpuBackend::default().pairwise(
             x,
@@ -686,6 +692,7 @@ impl<F: Scalar> crate::model_file::SaveLoad for MedoidPredictor<F, crate::metric
         crate::data::validate::check_points(medoids.view())?;
         let metric: crate::metric::MetricKind = s.metric.parse()?;
         metric.check_dim(medoids.ncols())?;
+        crate::data::validate::check_metric_magnitude(medoids.view(), &metric)?;
         Ok(MedoidPredictor { medoids, metric })
     }
 }
@@ -693,8 +700,7 @@ impl<F: Scalar> crate::model_file::SaveLoad for MedoidPredictor<F, crate::metric
 impl<F: Scalar, M: Metric> crate::estimator::Predict<ArrayView2<'_, F>> for MedoidPredictor<F, M> {
     type Output = Vec<i64>;
     fn predict(&self, x: &ArrayView2<'_, F>) -> Result<Vec<i64>> {
-        crate::data::validate::check_points(*x)?;
-        crate::data::validate::check_same_len("number of features", self.medoids.ncols(), x.ncols())?;
+        self.check(*x)?;
         let near = crate::backend::CpuBackend::default().nearest(*x, self.medoids.view(), &self.metric)?;
         Ok(near.into_iter().map(|n| n.index as i64).collect())
     }

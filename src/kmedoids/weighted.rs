@@ -14,7 +14,7 @@
 
 use super::swap::LossOf;
 use super::{nearest_medoids, KMedoidsModel, KValue, Loss};
-use crate::data::validate::check_sample_weight;
+use crate::data::validate::{check_sample_weight, ScaledWeights};
 use crate::dissim::Dissimilarity;
 use crate::error::{Error, Result};
 use num_traits::{ToPrimitive, Zero};
@@ -93,8 +93,17 @@ where
     D::Value: KValue,
 {
     check_weights::<LossOf<D>>(w, d.len())?;
+    // A float loss is computed with the weights in their overflow-safe form (every swap
+    // decision compares relative changes, unchanged by the scaling) and scaled back; an
+    // integer one takes whole weights up to 2^53 and stays exact.
+    let scaled = (!<LossOf<D> as Loss>::WHOLE_WEIGHTS).then(|| ScaledWeights::new(w));
+    let w = scaled.as_ref().map_or(w, |s| s.weights.as_slice());
     let model = fit(&Weighted { d, w })?;
-    let (loss, labels) = weighted_deviation(d, w, &model.medoids);
+    let (mut loss, labels) = weighted_deviation(d, w, &model.medoids);
+    if let Some(s) = &scaled {
+        let total = s.unscale(loss.to_f64().unwrap_or(f64::NAN), "sum of distances")?;
+        loss = <LossOf<D> as num_traits::NumCast>::from(total).unwrap_or(loss);
+    }
     Ok(KMedoidsModel {
         medoids: model.medoids,
         initial_medoids: model.initial_medoids,

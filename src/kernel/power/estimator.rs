@@ -140,9 +140,11 @@ impl PowerKMeans {
         crate::data::validate::check_magnitude_global(x, part.n_global, squares, "power k-means", comm)?;
         let x = crate::data::standard_layout(x);
         let mut rng = SeededRng::seed_from_u64(self.seed);
+        // (weights in their overflow-safe form: the same centroids; objectives scaled back)
+        let scaled = crate::data::validate::ScaledWeights::of(self.sample_weight.as_deref());
+        let w = scaled.as_ref().map(|s| s.weights.as_slice());
         let fit_once = |r: usize| -> Result<PowerKMeansModel<F>> {
             let schedule = self.schedule.for_run(r);
-            let w = self.sample_weight.as_deref();
             let seeds = self.init.seeds(part.n_global, self.k, w, &mut rng, |rng| {
                 crate::kmeans::greedy_kmeans_plus_plus(x.view(), w, self.k, rng, part, comm)
             })?;
@@ -165,7 +167,14 @@ impl PowerKMeans {
             };
             Ok(PowerKMeansModel { centers, fit, seeds })
         };
-        best_of(self.init.runs(self.n_init), fit_once, |m| m.fit.objective)
+        let mut best = best_of(self.init.runs(self.n_init), fit_once, |m| m.fit.objective)?;
+        if let Some(s) = &scaled {
+            best.fit.objective = s.unscale(best.fit.objective, "objective")?;
+            for o in &mut best.fit.objectives {
+                *o = s.unscale(*o, "objective")?;
+            }
+        }
+        Ok(best)
     }
 }
 
@@ -188,18 +197,22 @@ pub struct PowerKMeansModel<F> {
 }
 
 impl<F: Scalar> PowerKMeansModel<F> {
+    /// New points as the fit takes them, within range of the centroids.
+    fn check(&self, x: ArrayView2<F>) -> Result<()> {
+        let squares = crate::data::validate::Arithmetic::SQUARES;
+        crate::data::validate::check_new_points(x, self.centers.view(), squares, "power k-means")
+    }
+
     /// The nearest centroid of each new point (Euclidean, ties to the lowest index).
     pub fn predict(&self, x: ArrayView2<F>) -> Result<Vec<i64>> {
-        crate::data::validate::check_points(x)?;
-        crate::data::validate::check_same_len("number of features", self.centers.ncols(), x.ncols())?;
+        self.check(x)?;
         let near = CpuBackend::default().nearest(x, self.centers.view(), &MetricKind::SqEuclidean)?;
         Ok(near.into_iter().map(|n| n.index as i64).collect())
     }
 
     /// Euclidean distance of each point to each centroid (n × k).
     pub fn transform(&self, x: ArrayView2<F>) -> Result<Array2<F>> {
-        crate::data::validate::check_points(x)?;
-        crate::data::validate::check_same_len("number of features", self.centers.ncols(), x.ncols())?;
+        self.check(x)?;
         let mut out = Array2::<F>::zeros((x.nrows(), self.centers.nrows()));
         CpuBackend::default().pairwise(x, self.centers.view(), &MetricKind::Euclidean, out.view_mut())?;
         Ok(out)

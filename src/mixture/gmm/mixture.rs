@@ -75,7 +75,27 @@ impl Mixture {
                 "must be non-negative and sum to 1",
             ));
         }
-        let precisions_cholesky = precision_cholesky(&covariances)?;
+        let finite = |v: &f64| v.is_finite();
+        let all_finite = match &covariances {
+            Covariances::Full(c) => c.iter().all(finite),
+            Covariances::Tied(c) | Covariances::Diag(c) => c.iter().all(finite),
+            Covariances::Spherical(c) => c.iter().all(finite),
+        };
+        if !all_finite {
+            return Err(Error::param(
+                "covariances",
+                covariance_type.name(),
+                "must be finite",
+            ));
+        }
+        // (given parameters: nothing is being fitted, so the message says what is wrong)
+        let precisions_cholesky = precision_cholesky(&covariances).map_err(|_| {
+            Error::param(
+                "covariances",
+                covariance_type.name(),
+                "must be symmetric positive definite (variances positive)",
+            )
+        })?;
         Ok(Mixture {
             covariance_type,
             weights,

@@ -455,6 +455,20 @@ impl Fit<ArrayView2<'_, f64>> for GaussianMixture {
     type Model = GaussianMixtureModel;
 
     fn fit(&self, x: &ArrayView2<'_, f64>) -> Result<GaussianMixtureModel> {
+        if let Some(w) = self
+            .sample_weight
+            .as_deref()
+            .filter(|w| w.iter().all(|v| v.is_finite()))
+        {
+            // The same fit with the weights in their overflow-safe form: every quantity of
+            // the mixture is a weighted mean, unchanged by the scaling.
+            let scaled = crate::data::validate::ScaledWeights::new(w);
+            if scaled.exponent != 0 {
+                let mut with_scaled = self.clone();
+                with_scaled.sample_weight = Some(scaled.weights);
+                return with_scaled.fit(x);
+            }
+        }
         let comm = &*self.comm;
         let part = Partition::of(x.nrows(), comm);
         agree(self.validate(*x, part), comm)?;

@@ -2,7 +2,7 @@
 //! sampling, and its stored form.
 
 use super::{CovarianceType, Covariances, Mixture};
-use crate::data::validate::{check_finite, check_points, check_same_len};
+use crate::data::validate::check_finite;
 use crate::error::{Error, Result};
 use crate::estimator::{Clustering, Predict};
 use crate::linalg::{argmax_rows, cholesky_lower};
@@ -89,6 +89,11 @@ impl SaveLoad for GaussianMixtureModel {
         };
         let means = s.means.to_matrix("means")?;
         check_finite(means.view(), "means")?;
+        crate::data::validate::check_magnitude(
+            means.view(),
+            crate::data::validate::Arithmetic::SQUARES,
+            "a Gaussian mixture",
+        )?;
         let mixture = Mixture::from_parameters(s.weights.to_array("weights")?, means, covariances)?;
         Ok(GaussianMixtureModel {
             lower_bound: s.lower_bound,
@@ -113,9 +118,14 @@ impl GaussianMixtureModel {
         }
     }
 
+    /// New points as the fit takes them, within range of the means.
     fn check(&self, x: ArrayView2<f64>) -> Result<()> {
-        check_points(x)?;
-        check_same_len("number of features", self.mixture.d(), x.ncols())
+        crate::data::validate::check_new_points(
+            x,
+            self.mixture.means.view(),
+            crate::data::validate::Arithmetic::SQUARES,
+            "a Gaussian mixture",
+        )
     }
 
     /// Posterior probability of each component for each point (n × k).
