@@ -701,3 +701,246 @@ fn every_subcommand_refuses_bad_input_cleanly() {
         failures.join("\n")
     );
 }
+
+/// The weighted subcommands, as (name, arguments after the input), and whether they take a
+/// negative weight (DBSCAN, as scikit-learn).
+const WEIGHTED: &[(&str, &[&str], bool)] = &[
+    ("kmeans", &["--k", "2"], false),
+    ("kmeans", &["--k", "2", "--algorithm", "lloyd"], false),
+    ("kmeans", &["--k", "2:3"], false),
+    ("minibatch-kmeans", &["--k", "2"], false),
+    ("gmm", &["--k", "2"], false),
+    ("fasterpam", &["--k", "2"], false),
+    ("clara", &["--k", "2"], false),
+    ("power-kmeans", &["--k", "2"], false),
+    ("rff-kpkm", &["--k", "2"], false),
+    ("dbscan", &["--eps", "2", "--min-samples", "2"], true),
+    ("optics", &["--min-samples", "2"], false),
+];
+
+/// Weights of the 8 points of [`GOOD`] at the edges of f64's range (issue #38): every weighted
+/// subcommand either succeeds with finite results and its labels written, or refuses with exit
+/// 2 and one line; never a panic, never a NaN or an infinity in its JSON.
+#[test]
+fn weights_over_the_whole_range_give_finite_results_or_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("good.csv"), GOOD).unwrap();
+    let half = f64::MAX / 2.0;
+    let weight_sets: Vec<(&str, Vec<f64>)> = vec![
+        ("1e307", vec![1e307; 8]),
+        ("5e305", vec![5e305; 8]),
+        ("f64::MAX", vec![f64::MAX; 8]),
+        (
+            "MAX/2 and subnormals",
+            vec![half, 5e-324, half, 1e-310, half, 5e-324, half, 1.0],
+        ),
+        (
+            "subnormals",
+            vec![5e-324, 1e-310, 5e-324, 2e-320, 5e-324, 1e-315, 5e-324, 1e-309],
+        ),
+        ("one huge", vec![1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, half]),
+        (
+            "±MAX alternating",
+            (0..8)
+                .map(|i| if i % 2 == 0 { f64::MAX } else { -f64::MAX })
+                .collect(),
+        ),
+    ];
+    let (mut count, mut failures) = (0, Vec::new());
+    for (case, w) in &weight_sets {
+        let text: String = w.iter().map(|v| format!("{v:e}\n")).collect();
+        std::fs::write(d.join("w.csv"), text).unwrap();
+        let negative = w.iter().any(|v| *v < 0.0);
+        for (sub, args, takes_negative) in WEIGHTED {
+            count += 1;
+            let mut all: Vec<String> = vec![sub.to_string(), "good.csv".into()];
+            all.extend(args.iter().map(|s| s.to_string()));
+            all.extend(["--sample-weight", "w.csv", "--labels-out", "out.npy", "--json"].map(String::from));
+            let o = run(d, &all);
+            let err = String::from_utf8_lossy(&o.stderr).to_string();
+            let written = d.join("out.npy").exists();
+            let _ = std::fs::remove_file(d.join("out.npy"));
+            let what = format!("{sub} {} / {case}", args.join(" "));
+            match o.status.code() {
+                Some(0) if negative && !takes_negative => {
+                    failures.push(format!("{what}: took a negative weight"))
+                }
+                Some(0) => {
+                    let json: serde_json::Value = match serde_json::from_slice(&o.stdout) {
+                        Ok(j) => j,
+                        Err(e) => {
+                            failures.push(format!("{what}: JSON {e}"));
+                            continue;
+                        }
+                    };
+                    // serde_json writes a non-finite number as null: a null loss of a method
+                    // that has one is a NaN or infinity presented as a result.
+                    let has_loss = !matches!(*sub, "dbscan" | "optics");
+                    if !written || (has_loss && !json["loss"].is_f64()) {
+                        failures.push(format!("{what}: written {written}, loss {}", json["loss"]));
+                    }
+                }
+                Some(2) if err.trim().lines().count() == 1 && !written => {}
+                code => failures.push(format!(
+                    "{what}: exit {code:?}, written {written}: {}",
+                    err.trim()
+                )),
+            }
+        }
+    }
+    println!("weight-range matrix: {count} cases, {} failures", failures.len());
+    assert!(
+        failures.is_empty(),
+        "{} of {count} cases wrong:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+/// Runs `args` with stdout to `stdout` and stderr to `stderr`; returns the exit code and what
+/// reached stderr when it was captured.
+fn run_with(
+    dir: &Path,
+    args: &[String],
+    stdout: std::process::Stdio,
+    stderr: std::process::Stdio,
+) -> (Option<i32>, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_clustr"))
+        .current_dir(dir)
+        .args(args)
+        .stdout(stdout)
+        .stderr(stderr)
+        .spawn()
+        .unwrap();
+    // A reader that closes at once: the read end of a piped stdout is dropped unread.
+    drop(child.stdout.take());
+    let o = child.wait_with_output().unwrap();
+    (o.status.code(), String::from_utf8_lossy(&o.stderr).to_string())
+}
+
+fn dev_full() -> std::process::Stdio {
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap()
+        .into()
+}
+
+/// The output-stream policy (issue #38) for every subcommand that prints: stdout read by a
+/// reader that closes at once ends the run quietly with exit 141 and the output files whole;
+/// stdout on a full device is exit 1 with one line; stderr on a full device changes no exit
+/// code (0 for a good run, 2 for a refused one). Never a panic.
+#[test]
+fn closed_pipes_and_full_devices_end_runs_cleanly() {
+    use std::process::Stdio;
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("good.csv"), GOOD).unwrap();
+    std::fs::write(d.join("labels.csv"), "0\n0\n0\n0\n1\n1\n1\n1\n").unwrap();
+    let k_args = ["--k", "2"];
+    let mut commands: Vec<Vec<String>> = Vec::new();
+    for sub in SUBS {
+        commands.push(fill(sub, "good.csv", "2", "out.npy", &["--json"]));
+    }
+    let own = |args: &[&str]| args.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    commands.push(own(&["eval", "--labels", "labels.csv", "--data", "good.csv"]));
+    commands.push(own(&[
+        "eval",
+        "--labels",
+        "labels.csv",
+        "--data",
+        "good.csv",
+        "--json",
+    ]));
+    commands.push(own(&["datasets", "list"]));
+    let mut tasks = String::from("ID,Input,Output\n");
+    for t in 0..6 {
+        for i in 0..5 {
+            let y = (i as f64 * 0.7).sin() + if t < 3 { 0.0 } else { 4.0 };
+            tasks.push_str(&format!("t{t},{i},{y}\n"));
+        }
+    }
+    std::fs::write(d.join("tasks.csv"), tasks).unwrap();
+    commands.push(own(&[
+        "magmaclust",
+        "train",
+        "tasks.csv",
+        "--k",
+        "2",
+        "--out",
+        "out.npy",
+        "--json",
+    ]));
+    commands.push(own(&["completions", "bash"]));
+    commands.push({
+        let mut v = own(&["kmeans", "good.csv", "--model-out", "m.json", "--quiet"]);
+        v.extend(k_args.map(String::from));
+        v
+    });
+    let (mut count, mut failures) = (0, Vec::new());
+    let panicked = |err: &str| err.contains("panicked") || err.contains("RUST_BACKTRACE");
+    // The model for predict.
+    assert_eq!(run(d, &commands.last().unwrap().clone()).status.code(), Some(0));
+    commands.pop();
+    commands.push(own(&[
+        "predict",
+        "m.json",
+        "good.csv",
+        "--labels-out",
+        "out.npy",
+        "--json",
+    ]));
+    for args in &commands {
+        let what = args[..2.min(args.len())].join(" ");
+        let writes_out = args.iter().any(|a| a == "out.npy");
+        // Closed at once.
+        count += 1;
+        let (code, err) = run_with(d, args, Stdio::piped(), Stdio::piped());
+        let written = d.join("out.npy").exists();
+        let _ = std::fs::remove_file(d.join("out.npy"));
+        if code != Some(141)
+            || panicked(&err)
+            || (writes_out && !written)
+            || !err.trim().is_empty() && err.contains("error")
+        {
+            failures.push(format!(
+                "{what} | closed: exit {code:?}, written {written}: {}",
+                err.trim()
+            ));
+        }
+        // Full stdout.
+        count += 1;
+        let (code, err) = run_with(d, args, dev_full(), Stdio::piped());
+        let _ = std::fs::remove_file(d.join("out.npy"));
+        let line = err.lines().filter(|l| l.contains("error")).count();
+        if code != Some(1) || panicked(&err) || line != 1 || !err.contains("No space left") {
+            failures.push(format!("{what} | stdout full: exit {code:?}: {}", err.trim()));
+        }
+        // Full stderr: the exit code of the same run with stderr readable.
+        count += 1;
+        let (code, _) = run_with(d, args, Stdio::null(), dev_full());
+        let _ = std::fs::remove_file(d.join("out.npy"));
+        if code != Some(0) {
+            failures.push(format!("{what} | stderr full: exit {code:?}"));
+        }
+    }
+    // A refused run keeps its exit code 2 with stderr on a full device.
+    count += 1;
+    let (code, _) = run_with(
+        d,
+        &own(&["kmeans", "good.csv", "--k", "0"]),
+        Stdio::null(),
+        dev_full(),
+    );
+    if code != Some(2) {
+        failures.push(format!("kmeans --k 0 | stderr full: exit {code:?}"));
+    }
+    println!("stream matrix: {count} cases, {} failures", failures.len());
+    assert!(
+        failures.is_empty(),
+        "{} of {count} cases wrong:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}

@@ -46,6 +46,6 @@ fn a_fit_above_the_cgroup_limit_stops_with_its_estimate() {
     // clustr has exited, so the cgroup is empty and can go.
     let _ = std::fs::remove_dir(&cgroup);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains("needs 3.4 GiB but only"), "{stderr}");
+    assert!(stderr.contains("needs 6.7 GiB but only"), "{stderr}");
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
 }

@@ -756,8 +756,8 @@ fn sampling_subcommands_report_the_full_data_loss() {
             .success()
     );
     let ds = clustr::datasets::load("wine").unwrap();
-    let x = ds.data.mapv(|v| v as f32);
-    let otf = clustr::OnTheFly::new(x.view(), clustr::MetricKind::Manhattan).unwrap();
+    // (the distances in float64, the command's default)
+    let otf = clustr::OnTheFly::new(ds.data.view(), clustr::MetricKind::Manhattan).unwrap();
     for method in ["clara", "fastclara", "fasterclara", "clarans", "fastclarans"] {
         let v = run_json(
             dir.path(),
@@ -1601,8 +1601,9 @@ fn backend_cuda_without_a_device_is_a_clear_error() {
     assert_eq!(v["backend"], "cpu");
 }
 
-/// Ctrl-C during a long run stops it promptly (exit 130) and leaves no partial output: the
-/// streamed distance matrix's temporary file is removed.
+/// Ctrl-C (SIGINT) or SIGTERM during a long run stops it promptly (exit 130 or 143, 128 + the
+/// signal) and leaves no partial output: the streamed distance matrix's temporary file is
+/// removed.
 #[cfg(unix)]
 #[test]
 fn interrupt_leaves_no_partial_output() {
@@ -1617,63 +1618,65 @@ fn interrupt_leaves_no_partial_output() {
         csv.push('\n');
     }
     write(d, "big.csv", csv.as_bytes());
-    let mut child = Command::new(env!("CARGO_BIN_EXE_clustr"))
-        .current_dir(d)
-        .args([
-            "distances",
-            "big.csv",
-            "--out",
-            "out.npy",
-            "--metric",
-            "minkowski:3",
-            "--dtype",
-            "f32",
-            "--threads",
-            "1",
-            "--quiet",
-        ])
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let temp_files = || {
-        std::fs::read_dir(d)
-            .unwrap()
-            .filter(|e| {
-                e.as_ref()
-                    .unwrap()
-                    .file_name()
-                    .to_string_lossy()
-                    .starts_with(".clustr-")
-            })
-            .count()
-    };
-    let started = std::time::Instant::now();
-    while temp_files() == 0 {
-        assert!(started.elapsed().as_secs() < 60, "the run never started writing");
-        assert!(
-            child.try_wait().unwrap().is_none(),
-            "finished before it could be interrupted"
+    for (signal, code) in [("-INT", 130), ("-TERM", 143)] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_clustr"))
+            .current_dir(d)
+            .args([
+                "distances",
+                "big.csv",
+                "--out",
+                "out.npy",
+                "--metric",
+                "minkowski:3",
+                "--dtype",
+                "f32",
+                "--threads",
+                "1",
+                "--quiet",
+            ])
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let temp_files = || {
+            std::fs::read_dir(d)
+                .unwrap()
+                .filter(|e| {
+                    e.as_ref()
+                        .unwrap()
+                        .file_name()
+                        .to_string_lossy()
+                        .starts_with(".clustr-")
+                })
+                .count()
+        };
+        let started = std::time::Instant::now();
+        while temp_files() == 0 {
+            assert!(started.elapsed().as_secs() < 60, "the run never started writing");
+            assert!(
+                child.try_wait().unwrap().is_none(),
+                "finished before it could be interrupted"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        let interrupted = std::time::Instant::now();
+        let kill = Command::new("kill")
+            .args([signal, &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(kill.success());
+        let out = child.wait_with_output().unwrap();
+        assert!(interrupted.elapsed().as_secs_f64() < 5.0, "slow to stop");
+        assert_eq!(
+            out.status.code(),
+            Some(code),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
         );
-        std::thread::sleep(std::time::Duration::from_millis(20));
+        assert!(String::from_utf8_lossy(&out.stderr).contains("interrupted"));
+        assert!(!d.join("out.npy").exists());
+        assert_eq!(temp_files(), 0, "a temporary file was left behind");
     }
-    std::thread::sleep(std::time::Duration::from_millis(200));
-    let interrupted = std::time::Instant::now();
-    let kill = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(kill.success());
-    let out = child.wait_with_output().unwrap();
-    assert!(interrupted.elapsed().as_secs_f64() < 5.0, "slow to stop");
-    assert_eq!(
-        out.status.code(),
-        Some(130),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(String::from_utf8_lossy(&out.stderr).contains("interrupted"));
-    assert!(!d.join("out.npy").exists());
-    assert_eq!(temp_files(), 0, "a temporary file was left behind");
 }
 
 /// A folder of .npy shards reads as the rows of its files in name order: the same result as

@@ -344,3 +344,134 @@ fn a_model_loaded_in_a_new_process_predicts_as_the_fitted_one() {
     assert_eq!(predicted("ip.json", &t), m.predict(nv).unwrap());
     assert_eq!(distances(), m.transform(nv).unwrap());
 }
+
+/// Issue #38: a model file is validated field by field on load, as strictly as a fit validates
+/// its input; points beyond the range the fit accepts are refused by predict as by the fit;
+/// a model file is read within `--max-memory`. Each: exit 2, one line, nothing written.
+#[test]
+fn tampered_models_far_points_and_large_files_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(
+        d.join("x.csv"),
+        "0,0\n0,1\n1,0\n1,1\n10,10\n10,11\n11,10\n11,11\n",
+    )
+    .unwrap();
+    std::fs::write(d.join("far.csv"), "1e160,0\n").unwrap();
+    std::fs::write(d.join("far200.csv"), "1e200,0\n").unwrap();
+    for (sub, extra) in [
+        ("kmeans", &["--k", "2"][..]),
+        ("gmm", &["--k", "2"][..]),
+        ("fasterpam", &["--k", "2"][..]),
+        ("dbscan", &["--eps", "2", "--min-samples", "2"][..]),
+    ] {
+        let model = format!("{sub}.json");
+        let mut args = vec![sub, "x.csv", "--model-out", &model, "--quiet"];
+        args.extend(extra);
+        ok(d, &args);
+    }
+    // Far but finite points: refused as the fit refuses them (no NaN probabilities, no
+    // infinite distances, no arbitrary label).
+    refused(
+        d,
+        &["predict", "gmm.json", "far.csv", "--proba-out", "p.npy"],
+        "rescale",
+        &["p.npy"],
+    );
+    for m in ["kmeans.json", "fasterpam.json"] {
+        refused(
+            d,
+            &["predict", m, "far200.csv", "--transform-out", "t.npy"],
+            "rescale",
+            &["t.npy"],
+        );
+    }
+    refused(
+        d,
+        &["predict", "dbscan.json", "far200.csv", "--labels-out", "l.npy"],
+        "rescale",
+        &["l.npy"],
+    );
+    // Tampered fields.
+    let text = |m: &str| std::fs::read_to_string(d.join(m)).unwrap();
+    let set_array = |m: &str, field: &str, data: &str| {
+        let t = text(m);
+        let at = t.find(&format!("\"{field}\":")).unwrap();
+        let start = at + t[at..].find("\"data\":[").unwrap() + "\"data\":[".len();
+        let end = start + t[start..].find(']').unwrap();
+        format!("{}{data}{}", &t[..start], &t[end..])
+    };
+    let core_count = {
+        let t = text("dbscan.json");
+        let at = t.find("\"core_labels\":").unwrap();
+        let start = at + t[at..].find("\"data\":[").unwrap() + "\"data\":[".len();
+        t[start..start + t[start..].find(']').unwrap()].split(',').count()
+    };
+    // The core labels with the first replaced.
+    let labels = |first: &str| {
+        std::iter::once(first)
+            .chain(std::iter::repeat_n("0", core_count - 1))
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    let cases = [
+        (
+            "dbscan",
+            set_array("dbscan.json", "core_labels", &labels("-7")),
+            "label -7",
+        ),
+        (
+            "dbscan",
+            set_array("dbscan.json", "core_labels", &labels("0.5")),
+            "not a int64 value",
+        ),
+        (
+            "kmeans",
+            set_array("kmeans.json", "centers", "1e300,0,0,0"),
+            "rescale",
+        ),
+        (
+            "fasterpam",
+            set_array("fasterpam.json", "medoids", "1e300,0,0,0"),
+            "rescale",
+        ),
+        (
+            "kmeans",
+            set_array("kmeans.json", "centers", "1e39,0,0,0").replace("float64", "float32"),
+            "not a float32 value",
+        ),
+        (
+            "gmm",
+            set_array("gmm.json", "covariances", "-1,0,0,-1,1,0,0,1"),
+            "positive definite",
+        ),
+    ];
+    for (i, (sub, content, needle)) in cases.iter().enumerate() {
+        let name = format!("tampered{i}.json");
+        std::fs::write(d.join(&name), content).unwrap();
+        refused(
+            d,
+            &["predict", &name, "x.csv", "--labels-out", "l.npy"],
+            needle,
+            &["l.npy"],
+        );
+        let err = String::from_utf8_lossy(&clustr(d, &["predict", &name, "x.csv"]).stderr).to_string();
+        assert!(!err.contains("fitting"), "{sub}: {err}");
+    }
+    // Reading within --max-memory: a 100 MB file against 300M is refused from its size, a
+    // device without one while reading, before the file is read whole.
+    let big = std::fs::File::create(d.join("big.json")).unwrap();
+    big.set_len(100 << 20).unwrap();
+    refused(
+        d,
+        &["predict", "big.json", "x.csv", "--max-memory", "300M"],
+        "only 300.0 MiB is allowed",
+        &[],
+    );
+    refused(
+        d,
+        &["predict", "/dev/zero", "x.csv", "--max-memory", "300M"],
+        "at least",
+        &[],
+    );
+}

@@ -55,24 +55,26 @@ struct ExportArgs {
 pub fn run(a: Args) -> CliResult {
     match a.action {
         Action::List => {
-            println!("{:<14} {:>6} {:>4} {:>8}  source", "name", "n", "d", "classes");
+            outln!("{:<14} {:>6} {:>4} {:>8}  source", "name", "n", "d", "classes")?;
             for name in SHIPPED {
                 let ds = datasets::load(name)?;
                 let mut t = ds.target.clone();
                 t.sort_unstable();
                 t.dedup();
-                println!(
+                outln!(
                     "{name:<14} {:>6} {:>4} {:>8}  shipped (datasets/{name}.csv)",
                     ds.data.nrows(),
                     ds.data.ncols(),
                     t.len()
-                );
+                )?;
             }
             for name in GENERATORS {
-                println!(
+                outln!(
                     "{name:<14} {:>6} {:>4} {:>8}  generator (--n, --k, --d, --seed ...)",
-                    "-", "-", "-"
-                );
+                    "-",
+                    "-",
+                    "-"
+                )?;
             }
             Ok(())
         }
@@ -115,7 +117,7 @@ fn export(e: ExportArgs) -> CliResult {
         write_labels(p, &ds.target)?;
     }
     crate::harness::commit_outputs()?;
-    eprintln!(
+    errln!(
         "clustr: wrote {} ({} x {}) to {}",
         ds.name,
         ds.data.nrows(),

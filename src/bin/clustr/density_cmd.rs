@@ -301,7 +301,7 @@ pub fn run_optics(a: OpticsArgs) -> CliResult {
         started,
     )?;
     if let Some(hint) = hint {
-        eprintln!("clustr: optics: {hint}");
+        errln!("clustr: optics: {hint}");
     }
     Ok(())
 }

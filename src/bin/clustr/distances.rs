@@ -83,7 +83,7 @@ fn compute<F: Scalar>(a: &Args, metric: MetricKind) -> CliResult {
     let dist_s = secs(t1);
     crate::harness::commit_outputs()?;
     if !a.output.quiet {
-        eprintln!(
+        errln!(
             "clustr: wrote {n} x {n} {} {metric} distances to {} in {dist_s:.3} s ({threads} threads)",
             F::DTYPE,
             a.out.display()
@@ -100,7 +100,7 @@ fn compute<F: Scalar>(a: &Args, metric: MetricKind) -> CliResult {
             "backend": backend_name,
             "threads": threads,
             "seconds": {"total": secs(t0), "read": read_s, "distances": dist_s},
-        }));
+        }))?;
     }
     Ok(())
 }

@@ -85,10 +85,10 @@ pub fn run(a: Args) -> CliResult {
         internal(&d, &labels, medoids.as_deref(), &mut out)?;
     }
     if a.output.json {
-        print_json(&Value::Object(out));
+        print_json(&Value::Object(out))?;
     } else {
         for (k, v) in &out {
-            println!("{k:<18} {v}");
+            outln!("{k:<18} {v}")?;
         }
     }
     Ok(())

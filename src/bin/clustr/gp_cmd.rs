@@ -166,9 +166,9 @@ impl FitArgs {
         }
         summary.insert("seconds".into(), json!({ "total": secs(started) }));
         if self.output.json {
-            print_json(&serde_json::Value::Object(summary));
+            print_json(&serde_json::Value::Object(summary))?;
         } else if !self.output.quiet {
-            eprintln!(
+            errln!(
                 "magmaclust {}: {} tasks, K = {}, ELBO {:.4} after {} iterations{}, VBIC {:.4}, {:.3} s",
                 s.hypothesis(),
                 tasks.len(),
@@ -240,7 +240,7 @@ fn select(a: SelectArgs) -> CliResult {
     );
     if !a.fit.output.json && !a.fit.output.quiet {
         for (k, v) in &sel.vbic {
-            eprintln!("K = {k}: VBIC {v:.4}");
+            errln!("K = {k}: VBIC {v:.4}");
         }
     }
     a.fit.finish(best, &tasks, summary, threads, started)
@@ -335,9 +335,9 @@ fn predict(a: PredictArgs) -> CliResult {
         "seconds": { "total": secs(started) },
     });
     if a.output.json {
-        print_json(&summary);
+        print_json(&summary)?;
     } else if !a.output.quiet {
-        eprintln!(
+        errln!(
             "magmaclust predict: {} points, memberships {:?}, {:.3} s",
             t_pred.nrows(),
             pred.tau

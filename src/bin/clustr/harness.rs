@@ -61,7 +61,7 @@ pub type CliResult<T = ()> = Result<T, CliError>;
 
 /// Prints the one-line error and returns its exit code.
 pub fn fail(e: &CliError) -> ExitCode {
-    eprintln!("clustr: error: {}", e.message.replace('\n', " "));
+    errln!("clustr: error: {}", e.message.replace('\n', " "));
     ExitCode::from(e.code)
 }
 
@@ -332,9 +332,9 @@ pub fn progress_bar(len: u64, what: &str, unit: &str, out: &OutputArgs) -> indic
     bar
 }
 
-/// Prints a JSON value on stdout.
-pub fn print_json(v: &serde_json::Value) {
-    println!("{}", serde_json::to_string_pretty(v).expect("serialisable"));
+/// Prints a JSON value on stdout (see [`crate::streams`] for a closed or full stdout).
+pub fn print_json(v: &serde_json::Value) -> CliResult {
+    outln!("{}", serde_json::to_string_pretty(v).expect("serialisable"))
 }
 
 /// Seconds since `t`.
@@ -496,10 +496,10 @@ impl Report<'_> {
             if let Some(t) = self.extra.get("k_selection") {
                 print_k_table(t);
             }
-            eprintln!("clustr: {}", self.summary(secs(started)));
+            errln!("clustr: {}", self.summary(secs(started)));
             if !written.is_empty() {
                 let names: Vec<String> = written.iter().map(|p| p.display().to_string()).collect();
-                eprintln!("clustr: wrote {}", names.join(", "));
+                errln!("clustr: wrote {}", names.join(", "));
             }
         }
         if out.json {
@@ -519,7 +519,7 @@ impl Report<'_> {
                 "seconds": seconds,
             });
             v.as_object_mut().expect("object").extend(self.extra);
-            print_json(&v);
+            print_json(&v)?;
         }
         Ok(())
     }
@@ -538,6 +538,9 @@ impl Report<'_> {
             m.n_clusters()
         )];
         let density = matches!(self.algorithm, "dbscan" | "optics" | "hdbscan" | "single-linkage");
+        if self.extra.get("dtype").and_then(|v| v.as_str()) == Some("float32") {
+            parts.push("float32 distances".into());
+        }
         if density || m.n_noise() > 0 {
             let pct = 100.0 * m.n_noise() as f64 / self.n.max(1) as f64;
             parts.push(format!("{} noise points ({pct:.1} %)", m.n_noise()));
@@ -549,7 +552,7 @@ impl Report<'_> {
                 "power-kmeans" | "kpkm" | "kernel-kmeans" | "rff-kpkm" | "ip-rff-mkpkm" => "objective",
                 _ => "loss (sum of distances to the medoids)",
             };
-            parts.push(format!("{name} {loss:.6}"));
+            parts.push(format!("{name} {}", clustr::scalar::readable_to(loss, 6)));
             let state = if m.converged() {
                 "converged"
             } else {
@@ -563,7 +566,7 @@ impl Report<'_> {
             ("bic", "BIC"),
         ] {
             if let Some(v) = self.extra.get(key).and_then(|v| v.as_f64()) {
-                parts.push(format!("{name} {v:.4}"));
+                parts.push(format!("{name} {}", clustr::scalar::readable_to(v, 4)));
             }
         }
         parts.push(format!("{seconds:.3} s"));
@@ -752,17 +755,20 @@ fn print_k_table(t: &serde_json::Value) {
     } else {
         "lower"
     };
-    eprintln!("clustr: choosing k by {criterion} ({better} is better):");
-    eprintln!(
+    errln!("clustr: choosing k by {criterion} ({better} is better):");
+    errln!(
         "      k  {criterion:>18}  {:>14}  {:>8}  {:>10}  {:>9}",
-        "loss", "clusters", "iterations", "seconds"
+        "loss",
+        "clusters",
+        "iterations",
+        "seconds"
     );
     for r in t["table"].as_array().into_iter().flatten() {
         let mark = if r["k"] == t["chosen_k"] { "*" } else { " " };
         let number = |v: &serde_json::Value, f: fn(f64) -> String| v.as_f64().map_or("-".to_string(), f);
-        let score = number(&r["score"], |v| format!("{v:.6}"));
+        let score = number(&r["score"], |v| clustr::scalar::readable_to(v, 6));
         let loss = number(&r["loss"], |v| format!("{v:.6e}"));
-        eprintln!(
+        errln!(
             "  {mark} {:>4}  {score:>18}  {loss:>14}  {:>8}  {:>10}  {:>9.3}",
             r["k"].as_u64().unwrap_or(0),
             r["n_clusters"].as_u64().unwrap_or(0),

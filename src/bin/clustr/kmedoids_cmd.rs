@@ -43,8 +43,9 @@ pub struct Args {
     // (the model is the medoids' coordinates and the metric)
     #[command(flatten)]
     model: ModelOutArg,
-    /// Element type of the distance matrix: f32 or f64.
-    #[arg(long, value_enum, default_value = "f32")]
+    /// Element type of the distance matrix: f64 (the default: the loss and medoids of the
+    /// kmedoids package) or f32 (half the memory; on real data it can end at other medoids).
+    #[arg(long, value_enum, default_value = "f64")]
     dtype: Dtype,
     /// fastpam2: tolerance of the additional swaps, in [0, 1] (default 1).
     #[arg(long)]
@@ -325,6 +326,15 @@ fn fit<F: Scalar + KValue<Loss = f64>>(method: &str, algo: Algo, a: &Args) -> Cl
     }
     let mut extra = serde_json::Map::new();
     extra.insert("processes".into(), json!(procs.comm.size()));
+    // (the element type of the distances: float32 is announced, as it can change the medoids)
+    extra.insert(
+        "dtype".into(),
+        json!(if a.dtype == Dtype::F32 {
+            "float32"
+        } else {
+            "float64"
+        }),
+    );
     extra.insert("medoids".into(), json!(model.medoids));
     extra.insert("initial_medoids".into(), json!(model.initial_medoids));
     extra.insert("n_swaps".into(), json!(model.n_swaps));

@@ -1,8 +1,12 @@
 //! The `clustr` command line: a thin layer over the library (the contract is the README's "Command line" section).
 //!
 //! Exit codes: 0 success, 2 bad input or parameters (one line on stderr naming the problem),
-//! 1 other failures. Output files are written whole or not at all.
+//! 1 other failures, 141 when the reader of standard output closed it early (see `streams`),
+//! 130 after Ctrl-C (SIGINT) and 143 after SIGTERM (128 + the signal's number). Output files
+//! are written whole or not at all.
 
+#[macro_use]
+mod streams;
 mod datasets_cmd;
 mod density_cmd;
 mod distances;
@@ -199,13 +203,7 @@ fn version() -> &'static str {
 }
 
 fn main() -> ExitCode {
-    // Ctrl-C (or SIGTERM) stops at once and removes the output files being written, so an
-    // interrupted run leaves no partial output.
-    let _ = ctrlc::set_handler(|| {
-        clustr::data::remove_pending_outputs();
-        eprintln!("clustr: interrupted; no output written");
-        std::process::exit(130);
-    });
+    stop_on_signals();
     let command = Cli::command().version(version());
     let parsed = command
         .clone()
@@ -273,8 +271,9 @@ fn main() -> ExitCode {
         Command::Kmeans(a) => kmeans_cmd::run(a),
         Command::Predict(a) => predict_cmd::run(a),
         Command::Completions { shell } => {
-            clap_complete::generate(shell, &mut Cli::command(), "clustr", &mut std::io::stdout());
-            Ok(())
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "clustr", &mut script);
+            streams::out(&String::from_utf8_lossy(&script))
         }
         Command::MinibatchKmeans(a) => kmeans_cmd::run_minibatch(a),
         Command::Dbscan(a) => density_cmd::run_dbscan(a),
@@ -301,12 +300,30 @@ fn main() -> ExitCode {
         Command::Fastclarans(a) => kmedoids_cmd::run("fastclarans", a),
     };
     match result.and_then(|()| harness::commit_outputs()) {
+        Ok(()) if streams::stdout_closed() => ExitCode::from(streams::CLOSED_PIPE_EXIT),
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             clustr::data::output::discard_staged();
             harness::fail(&e)
         }
     }
+}
+
+/// Ctrl-C, SIGTERM or SIGHUP stops the run at once and removes the output files being
+/// written, so an interrupted run leaves no partial output; the exit code is 128 + the
+/// signal's number (130 for SIGINT, 143 for SIGTERM).
+fn stop_on_signals() {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]) else {
+        return;
+    };
+    std::thread::spawn(move || {
+        if let Some(signal) = signals.forever().next() {
+            clustr::data::remove_pending_outputs();
+            errln!("clustr: interrupted; no output written");
+            std::process::exit(128 + signal);
+        }
+    });
 }
 
 /// The one line of a usage error. A missing argument is named (clap lists them on the lines

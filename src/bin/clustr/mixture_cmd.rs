@@ -237,9 +237,9 @@ pub fn run_ppp(a: PppArgs) -> CliResult {
     }
     crate::harness::commit_outputs()?;
     if !a.output.quiet {
-        eprintln!("    k  stability  agreement      score            BIC  distinct   best");
+        errln!("    k  stability  agreement      score            BIC  distinct   best");
         for r in &model.table {
-            eprintln!(
+            errln!(
                 "{} {:>3}  {:>9.4}  {:>9.4}  {:>9.4}  {:>13.2}  {:>8}  {:>5.2}",
                 if r.k == model.k { '*' } else { ' ' },
                 r.k,
@@ -252,7 +252,7 @@ pub fn run_ppp(a: PppArgs) -> CliResult {
             );
         }
         let n_sep = model.separable.iter().filter(|&&s| s).count();
-        eprintln!(
+        errln!(
             "chosen k = {}; most separable set: {n_sep} of {} points",
             model.k,
             x.nrows()

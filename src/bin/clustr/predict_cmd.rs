@@ -100,7 +100,7 @@ pub fn run(a: Args) -> CliResult {
         .map(|p| p.display().to_string())
         .collect();
     if !a.output.quiet {
-        eprintln!(
+        errln!(
             "clustr: predict: {algorithm} model, n = {}, {n_clusters} clusters used{}{}, {:.3} s",
             labels.len(),
             if algorithm == "dbscan" {
@@ -125,7 +125,7 @@ pub fn run(a: Args) -> CliResult {
             "n_noise": n_noise,
             "outputs": written,
             "seconds": {"read": read_s, "predict": predict_s, "total": secs(started)},
-        }));
+        }))?;
     }
     Ok(())
 }
