@@ -167,8 +167,8 @@ def test_c_contiguous_float_arrays_reach_rust_without_a_copy():
 def test_large_sample_weights_give_finite_results():
     """Weights near f64::MAX: the labels of unit weights, or a ValueError for an inertia
     beyond f64's range; never a RuntimeError from a panic."""
-    base = clustr.KMeans(3, n_init=1, random_state=0).fit(X)
-    for w in (np.full(len(X), 1e307), np.full(len(X), 5e-324)):
+    base = clustr.KMeans(3, n_init=1, random_state=0).fit(X, sample_weight=np.ones(len(X)))
+    for w in (np.full(len(X), 1e307), np.full(len(X), 2.0**-1074), np.full(len(X), 2.0**1000)):
         try:
             km = clustr.KMeans(3, n_init=1, random_state=0).fit(X, sample_weight=w)
         except ValueError as e:
