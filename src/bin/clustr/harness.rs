@@ -601,13 +601,20 @@ fn parse_k_arg(s: &str) -> Result<Ks, String> {
 }
 
 /// How a subcommand chooses among several k: its name on the progress bar, the steps of one
-/// fit's bar, its default criterion, and the memory one fit needs (fits run at once as far as
-/// `--max-memory` allows).
+/// fit's bar, its default criterion, and the memory one fit of a given k needs (fits run at
+/// once as far as `--max-memory` allows for the largest of them).
 pub struct KChoice<'a> {
     pub what: &'a str,
     pub steps: usize,
     pub criterion: Criterion,
-    pub bytes_per_fit: u64,
+    pub memory_of_fit: Box<dyn Fn(usize) -> u64 + 'a>,
+}
+
+/// How many of the fits of `ks` may run at once within `limit` bytes: as many as the fit of
+/// the k that needs the most allows (at least 1; a fit above the limit is refused by itself).
+pub fn fits_at_once(ks: &[usize], memory_of_fit: &dyn Fn(usize) -> u64, limit: u64) -> u64 {
+    let largest = ks.iter().map(|&k| memory_of_fit(k)).max().unwrap_or(0);
+    (limit / largest.max(1)).clamp(1, ks.len().max(1) as u64)
 }
 
 /// What `--k` gave: the model, its k, and with several k the table (`k_selection` in the JSON).
@@ -698,7 +705,7 @@ impl AlgoArgs {
             None => how.criterion,
         };
         let ks = self.k.0.clone();
-        let at_once = (clustr::memory::max_memory() / how.bytes_per_fit.max(1)).clamp(1, ks.len() as u64);
+        let at_once = fits_at_once(&ks, &how.memory_of_fit, clustr::memory::max_memory());
         let bar = progress_bar(
             ks.len() as u64,
             &format!("{}: fitting each k", how.what),

@@ -217,7 +217,7 @@ struct Family<'a, P> {
 /// Loads the points (this process's slice in a distributed run), runs `fit(k, …)` on them
 /// under the thread pool with the chosen backend for the one k or each of several (then keeps
 /// the best by the criterion), and reports (rank 0, with every process's labels).
-fn run_with<F: Scalar, M: Clustering + Send, P: MemoryEstimate + Sync>(
+fn run_with<F: Scalar, M: Clustering + Send, P: MemoryEstimate + WithK + Sync>(
     family: Family<'_, P>,
     p: &RunArgs,
     procs: Processes,
@@ -237,9 +237,12 @@ fn run_with<F: Scalar, M: Clustering + Send, P: MemoryEstimate + Sync>(
             what: family.name,
             steps: p.algo.max_iter.unwrap_or(200),
             criterion: family.criterion,
-            bytes_per_fit: family
-                .params
-                .memory_estimate(x.nrows(), x.ncols(), size_of::<F>()),
+            memory_of_fit: Box::new(|k| {
+                family
+                    .params
+                    .with_k(k)
+                    .memory_estimate(x.nrows(), x.ncols(), size_of::<F>())
+            }),
         };
         let chosen = p.algo.choose(
             how,

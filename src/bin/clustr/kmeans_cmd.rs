@@ -106,7 +106,11 @@ fn fit<F: Scalar>(params: KMeans, a: &Args) -> CliResult {
             what: "kmeans",
             steps: params.max_iter,
             criterion: Criterion::Silhouette,
-            bytes_per_fit: params.memory_estimate(x.nrows(), x.ncols(), size_of::<F>()),
+            memory_of_fit: Box::new(|k| {
+                params
+                    .with_k(k)
+                    .memory_estimate(x.nrows(), x.ncols(), size_of::<F>())
+            }),
         };
         let fit_k = |k, progress| {
             params
@@ -237,11 +241,12 @@ fn fit_minibatch<F: Scalar>(params: MiniBatchKMeans, a: &MiniBatchArgs) -> CliRe
             .communicator(procs.comm.clone())
             .backend(backend.clone());
         let fit_one = |k, progress| base.with_k(k).progress(progress);
+        let params = &params;
         let how = |n: usize, d: usize| KChoice {
             what: "minibatch-kmeans",
             steps: params.max_iter,
             criterion: Criterion::Silhouette,
-            bytes_per_fit: params.memory_estimate(n, d, size_of::<F>()),
+            memory_of_fit: Box::new(move |k| params.with_k(k).memory_estimate(n, d, size_of::<F>())),
         };
         let streamed = a.distributed || a.input.is_dir() || FileKind::of(&a.input)? == FileKind::Npy;
         let (chosen, d) = if streamed {

@@ -254,7 +254,7 @@ fn fit<F: Scalar + KValue<Loss = f64>>(method: &str, algo: Algo, a: &Args) -> Cl
             steps: algo.steps(),
             criterion: Criterion::MedoidSilhouette,
             // one fit's labels and nearest-medoid tables (the matrix is shared)
-            bytes_per_fit: clustr::memory::product(&[n, 64]),
+            memory_of_fit: Box::new(move |_| clustr::memory::product(&[n, 64])),
         };
         let (chosen, predictor, d, dist_s, fit_s, sil) = if a.precomputed {
             crate::harness::refuse_points_options("a precomputed dissimilarity matrix")?;

@@ -350,6 +350,18 @@ fn first_line(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::Cli;
+
+    /// `--k A:B` runs as many fits at once as the largest k's fit allows: here the smallest
+    /// fits twice within the limit and the largest once, so one runs at a time.
+    #[test]
+    fn fits_at_once_are_sized_by_the_largest_k() {
+        let memory = |k: usize| 100 * k as u64;
+        assert_eq!(crate::harness::fits_at_once(&[1, 2], &memory, 250), 1);
+        assert_eq!(crate::harness::fits_at_once(&[2, 1], &memory, 250), 1);
+        assert_eq!(crate::harness::fits_at_once(&[1, 2], &memory, 400), 2);
+        assert_eq!(crate::harness::fits_at_once(&[1, 2, 3], &memory, 10_000), 3);
+        assert_eq!(crate::harness::fits_at_once(&[5], &memory, 10), 1);
+    }
     use crate::harness::{cli_words, flag_of};
     use clap::CommandFactory;
     use clustr::error::{hints, Suggestion};

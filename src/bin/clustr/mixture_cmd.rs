@@ -106,7 +106,7 @@ pub fn run_gmm(a: GmmArgs) -> CliResult {
             what: "gmm",
             steps: params.max_iter,
             criterion: Criterion::Bic,
-            bytes_per_fit: params.memory_estimate(x.nrows(), x.ncols(), 8),
+            memory_of_fit: Box::new(|k| params.with_k(k).memory_estimate(x.nrows(), x.ncols(), 8)),
         };
         let fit_k = |k, progress| params.with_k(k).progress(progress).fit(&x.view());
         // BIC and AIC are the mixture's own (its log-likelihood of every row).
