@@ -123,12 +123,12 @@ fn main() -> clustr::Result<()> {
                 x.nrows(),
                 r.k,
                 noise,
-                cell(eval::adjusted_rand_index(&ds.target, &r.labels), 6, 3),
-                cell(eval::normalized_mutual_info(&ds.target, &r.labels), 6, 3),
+                cell(eval::adjusted_rand_score(&ds.target, &r.labels), 6, 3),
+                cell(eval::normalized_mutual_info_score(&ds.target, &r.labels), 6, 3),
                 cell(eval::accuracy(&ds.target, &r.labels), 6, 3),
                 cell(eval::silhouette_score(&d, &r.labels), 7, 3),
-                cell(eval::calinski_harabasz(x, &r.labels), 9, 1),
-                cell(eval::davies_bouldin(x, &r.labels), 6, 3),
+                cell(eval::calinski_harabasz_score(x, &r.labels), 9, 1),
+                cell(eval::davies_bouldin_score(x, &r.labels), 6, 3),
                 r.seconds
             );
         }
@@ -145,8 +145,12 @@ fn main() -> clustr::Result<()> {
         sim.tasks.len(),
         magma.n_clusters(),
         0,
-        cell(eval::adjusted_rand_index(&sim.clusters, &magma.labels), 6, 3),
-        cell(eval::normalized_mutual_info(&sim.clusters, &magma.labels), 6, 3),
+        cell(eval::adjusted_rand_score(&sim.clusters, &magma.labels), 6, 3),
+        cell(
+            eval::normalized_mutual_info_score(&sim.clusters, &magma.labels),
+            6,
+            3
+        ),
         cell(eval::accuracy(&sim.clusters, &magma.labels), 6, 3),
         "-",
         "-",

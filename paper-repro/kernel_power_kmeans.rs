@@ -35,7 +35,7 @@
 mod study;
 
 use clustr::datasets::{circles, load, moons, uniform, Dataset};
-use clustr::eval::{accuracy, adjusted_rand_index, normalized_mutual_info, purity};
+use clustr::eval::{accuracy, adjusted_rand_score, normalized_mutual_info_score, purity};
 use clustr::kernel::rff::median_distance;
 use clustr::kernel::{
     Bandwidth, IpRffMkpkm, Kernel, KernelKMeans, Kpkm, PowerInit, PowerKMeans, RffKpkm, Schedule,
@@ -227,8 +227,8 @@ fn accuracy_study(seeds: u64) -> clustr::Result<String> {
                     let (tt, ll): (Vec<i64>, Vec<i64>) =
                         inliers.iter().map(|&i| (truth[i], labels[i])).unzip();
                     scores[0].push(accuracy(&tt, &ll)?);
-                    scores[1].push(normalized_mutual_info(&tt, &ll)?);
-                    scores[2].push(adjusted_rand_index(&tt, &ll)?);
+                    scores[1].push(normalized_mutual_info_score(&tt, &ll)?);
+                    scores[2].push(adjusted_rand_score(&tt, &ll)?);
                     scores[3].push(purity(&tt, &ll)?);
                 }
                 let cell = |v: &[f64]| {
@@ -585,7 +585,7 @@ fn grid_case(case: &Case, n: usize) -> clustr::Result<Scores> {
         let seconds = t.elapsed().as_secs_f64();
         let (tt, ll): (Vec<i64>, Vec<i64>) = inliers.iter().map(|&i| (truth[i], labels[i])).unzip();
         runs.push((
-            adjusted_rand_index(&tt, &ll)?,
+            adjusted_rand_score(&tt, &ll)?,
             kernel_objective(&km, &labels),
             seconds,
         ));

@@ -31,7 +31,7 @@
 #[path = "study.rs"]
 mod study;
 
-use clustr::eval::adjusted_rand_index;
+use clustr::eval::adjusted_rand_score;
 use clustr::gp::{GpRegression, MagmaClust, MagmaPrediction, Scenario, Simulator, Tasks};
 use clustr::kmeans::KMeans;
 use clustr::Fit;
@@ -179,12 +179,12 @@ fn study(reps: u64) -> clustr::Result<String> {
                 ..MagmaClust::new(k).hypotheses(ck, ci).seed(rep)
             }
             .fit(&sim.tasks)?;
-            ari[j].0.push(adjusted_rand_index(&sim.clusters, &model.labels)?);
+            ari[j].0.push(adjusted_rand_score(&sim.clusters, &model.labels)?);
             let raw = Array2::from_shape_fn((sim.tasks.len(), sim.tasks.tasks[0].outputs.len()), |(i, j)| {
                 sim.tasks.tasks[i].outputs[j]
             });
             let km = KMeans::new(k).n_init(50).seed(rep).fit(&raw.view())?;
-            ari[j].1.push(adjusted_rand_index(&sim.clusters, &km.labels)?);
+            ari[j].1.push(adjusted_rand_score(&sim.clusters, &km.labels)?);
         }
         eprintln!(
             "rep {rep}: MSE MagmaClust {:.3} Magma {:.3} GP {:.3}",
@@ -507,12 +507,12 @@ fn scheme_a(reps: u64) -> clustr::Result<String> {
                 .init_tau(one_hot(&sim.clusters)),
         ];
         for (row, labels) in [(0, &km_raw.labels), (1, &km_spline.labels), (2, &nearest)] {
-            ari[row].push(adjusted_rand_index(&sim.clusters, labels)?);
+            ari[row].push(adjusted_rand_score(&sim.clusters, labels)?);
         }
         let mut elbo = Vec::new();
         for (row, fit) in (3..).zip(&fits) {
             let model = fit.fit(&sim.tasks)?;
-            ari[row].push(adjusted_rand_index(&sim.clusters, &model.labels)?);
+            ari[row].push(adjusted_rand_score(&sim.clusters, &model.labels)?);
             iterations[row].push(model.elbos.len() as f64);
             elbo.push(model.elbos.last().copied().unwrap_or(f64::NAN));
         }

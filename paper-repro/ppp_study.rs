@@ -12,7 +12,7 @@
 mod study;
 
 use clustr::datasets::{load, Blobs};
-use clustr::eval::adjusted_rand_index;
+use clustr::eval::adjusted_rand_score;
 use clustr::kmeans::KMeans;
 use clustr::mixture::ppp::canonical;
 use clustr::mixture::{CovarianceType, Ppp};
@@ -148,11 +148,11 @@ fn main() -> clustr::Result<()> {
         let mut pair_ari = Vec::new();
         for i in 0..km_partitions.len() {
             for j in i + 1..km_partitions.len() {
-                pair_ari.push(adjusted_rand_index(&km_partitions[i], &km_partitions[j])?);
+                pair_ari.push(adjusted_rand_score(&km_partitions[i], &km_partitions[j])?);
             }
         }
         let mean_ari = pair_ari.iter().sum::<f64>() / pair_ari.len().max(1) as f64;
-        let ari = adjusted_rand_index(&case.truth, &first.labels)?;
+        let ari = adjusted_rand_score(&case.truth, &first.labels)?;
         let sep = first.separable.iter().filter(|&&s| s).count();
         writeln!(
             out,

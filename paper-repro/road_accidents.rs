@@ -37,7 +37,8 @@ mod study;
 use clustr::datasets::GeoHotspots;
 use clustr::density::{Dbscan, Hdbscan, Optics};
 use clustr::eval::{
-    adjusted_rand_index, calinski_harabasz, davies_bouldin, normalized_mutual_info, silhouette_score,
+    adjusted_rand_score, calinski_harabasz_score, davies_bouldin_score, normalized_mutual_info_score,
+    silhouette_score,
 };
 use clustr::kmeans::KMeans;
 use clustr::metric::EARTH_RADIUS_KM;
@@ -110,8 +111,8 @@ fn internal(geo: &Array2<f64>, km: &Array2<f64>, rows: &[usize], labels: &[i64])
     let s_labels: Vec<i64> = s.iter().map(|&i| labels[i]).collect();
     Ok(Internal {
         silhouette: silhouette_score(&OnTheFly::new(s_geo.view(), MetricKind::Haversine)?, &s_labels)?,
-        ch: calinski_harabasz(kept_km.view(), labels)?,
-        db: davies_bouldin(kept_km.view(), labels)?,
+        ch: calinski_harabasz_score(kept_km.view(), labels)?,
+        db: davies_bouldin_score(kept_km.view(), labels)?,
     })
 }
 
@@ -147,8 +148,8 @@ fn row(
     let every: Vec<usize> = (0..labels.len()).collect();
     let agreement = match truth {
         Some(t) => Some((
-            adjusted_rand_index(t, labels)?,
-            normalized_mutual_info(t, labels)?,
+            adjusted_rand_score(t, labels)?,
+            normalized_mutual_info_score(t, labels)?,
         )),
         None => None,
     };

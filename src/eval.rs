@@ -43,7 +43,7 @@ fn contingency(truth: &[i64], pred: &[i64]) -> Result<Vec<Vec<u64>>> {
 }
 
 /// Adjusted Rand index (1 = identical partitions, ≈ 0 for random ones).
-pub fn adjusted_rand_index(truth: &[i64], pred: &[i64]) -> Result<f64> {
+pub fn adjusted_rand_score(truth: &[i64], pred: &[i64]) -> Result<f64> {
     let c = contingency(truth, pred)?;
     let n = truth.len() as i128;
     let rows: Vec<i128> = c.iter().map(|r| r.iter().sum::<u64>() as i128).collect();
@@ -79,7 +79,7 @@ fn entropy(counts: impl Iterator<Item = u64>, n: f64) -> f64 {
 }
 
 /// Normalised mutual information with the arithmetic mean of the entropies.
-pub fn normalized_mutual_info(truth: &[i64], pred: &[i64]) -> Result<f64> {
+pub fn normalized_mutual_info_score(truth: &[i64], pred: &[i64]) -> Result<f64> {
     let c = contingency(truth, pred)?;
     let (kt, kp) = (c.len(), c[0].len());
     if kt == 1 && kp == 1 {
@@ -323,7 +323,7 @@ impl Clusters {
 
 /// Calinski–Harabasz index (variance ratio): between-cluster over within-cluster dispersion,
 /// scaled by (n − k)/(k − 1); 1.0 when the within-cluster dispersion is 0.
-pub fn calinski_harabasz<F: Scalar>(x: ArrayView2<F>, labels: &[i64]) -> Result<f64> {
+pub fn calinski_harabasz_score<F: Scalar>(x: ArrayView2<F>, labels: &[i64]) -> Result<f64> {
     let Clusters { n, k, ids, c, sizes } = Clusters::of(x, labels)?;
     let mean: Vec<f64> = (0..x.ncols())
         .map(|j| x.column(j).iter().map(|v| v.to_f64_exact()).sum::<f64>() / n as f64)
@@ -370,7 +370,7 @@ fn finite_index(name: &str, v: f64) -> Result<f64> {
 
 /// Davies–Bouldin index: the mean over clusters of the worst (sᵢ + sⱼ)/dᵢⱼ, with s the mean
 /// Euclidean distance to the centroid and d the distance between centroids (lower is better).
-pub fn davies_bouldin<F: Scalar>(x: ArrayView2<F>, labels: &[i64]) -> Result<f64> {
+pub fn davies_bouldin_score<F: Scalar>(x: ArrayView2<F>, labels: &[i64]) -> Result<f64> {
     let Clusters { k, ids, c, sizes, .. } = Clusters::of(x, labels)?;
     let euclid = |a: &[f64], b: &[f64]| MetricKind::Euclidean.distance(a, b);
     let mut intra = vec![0.0f64; k];
@@ -424,14 +424,14 @@ mod tests {
     #[test]
     fn external_measures_simple_cases() {
         let t = [0, 0, 1, 1];
-        assert_eq!(adjusted_rand_index(&t, &[5, 5, 3, 3]).unwrap(), 1.0);
-        assert!((normalized_mutual_info(&t, &[1, 1, 0, 0]).unwrap() - 1.0).abs() < 1e-12);
+        assert_eq!(adjusted_rand_score(&t, &[5, 5, 3, 3]).unwrap(), 1.0);
+        assert!((normalized_mutual_info_score(&t, &[1, 1, 0, 0]).unwrap() - 1.0).abs() < 1e-12);
         assert_eq!(accuracy(&t, &[1, 1, 0, 0]).unwrap(), 1.0);
         assert_eq!(accuracy(&t, &[0, 1, 2, 3]).unwrap(), 0.5);
         assert_eq!(purity(&t, &[0, 1, 2, 3]).unwrap(), 1.0);
-        assert_eq!(normalized_mutual_info(&[0, 0], &[1, 1]).unwrap(), 1.0);
-        assert!(adjusted_rand_index(&t, &[0, 1]).is_err());
-        assert!(adjusted_rand_index(&[], &[]).is_err());
+        assert_eq!(normalized_mutual_info_score(&[0, 0], &[1, 1]).unwrap(), 1.0);
+        assert!(adjusted_rand_score(&t, &[0, 1]).is_err());
+        assert!(adjusted_rand_score(&[], &[]).is_err());
     }
 
     #[test]
@@ -465,5 +465,67 @@ mod tests {
             permute(p, k + 1, f);
             p.swap(k, i);
         }
+    }
+}
+
+/// Deprecated: [`adjusted_rand_score`], scikit-learn's name.
+#[deprecated(since = "0.1.0", note = "use adjusted_rand_score, scikit-learn's name")]
+pub fn adjusted_rand_index(truth: &[i64], pred: &[i64]) -> Result<f64> {
+    adjusted_rand_score(truth, pred)
+}
+
+/// Deprecated: [`normalized_mutual_info_score`], scikit-learn's name.
+#[deprecated(
+    since = "0.1.0",
+    note = "use normalized_mutual_info_score, scikit-learn's name"
+)]
+pub fn normalized_mutual_info(truth: &[i64], pred: &[i64]) -> Result<f64> {
+    normalized_mutual_info_score(truth, pred)
+}
+
+/// Deprecated: [`calinski_harabasz_score`], scikit-learn's name.
+#[deprecated(since = "0.1.0", note = "use calinski_harabasz_score, scikit-learn's name")]
+pub fn calinski_harabasz<F: Scalar>(x: ArrayView2<F>, labels: &[i64]) -> Result<f64> {
+    calinski_harabasz_score(x, labels)
+}
+
+/// Deprecated: [`davies_bouldin_score`], scikit-learn's name.
+#[deprecated(since = "0.1.0", note = "use davies_bouldin_score, scikit-learn's name")]
+pub fn davies_bouldin<F: Scalar>(x: ArrayView2<F>, labels: &[i64]) -> Result<f64> {
+    davies_bouldin_score(x, labels)
+}
+
+#[cfg(test)]
+mod deprecated_names {
+    /// The old names stay, for one release, as the same functions.
+    #[test]
+    #[allow(deprecated)]
+    fn old_names_give_the_same_results() {
+        let (t, p) = ([0, 0, 1, 1, 2, 2], [0, 0, 1, 2, 2, 2]);
+        assert_eq!(
+            super::adjusted_rand_index(&t, &p).unwrap(),
+            super::adjusted_rand_score(&t, &p).unwrap()
+        );
+        assert_eq!(
+            super::normalized_mutual_info(&t, &p).unwrap(),
+            super::normalized_mutual_info_score(&t, &p).unwrap()
+        );
+        let x = ndarray::array![
+            [0.0, 0.0],
+            [0.0, 1.0],
+            [5.0, 5.0],
+            [5.0, 6.0],
+            [9.0, 0.0],
+            [9.0, 1.0]
+        ];
+        let l = [0, 0, 1, 1, 2, 2];
+        assert_eq!(
+            super::calinski_harabasz(x.view(), &l).unwrap(),
+            super::calinski_harabasz_score(x.view(), &l).unwrap()
+        );
+        assert_eq!(
+            super::davies_bouldin(x.view(), &l).unwrap(),
+            super::davies_bouldin_score(x.view(), &l).unwrap()
+        );
     }
 }

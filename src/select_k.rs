@@ -15,7 +15,7 @@
 //! are otherwise computed from the labels and the points with Euclidean distances.
 
 use crate::data::validate::check_k;
-use crate::eval::{calinski_harabasz, davies_bouldin, silhouette_score};
+use crate::eval::{calinski_harabasz_score, davies_bouldin_score, silhouette_score};
 use crate::{Clustering, Error, MetricKind, OnTheFly, Progress, ProgressFn, Result, Scalar};
 use ndarray::ArrayView2;
 use rayon::prelude::*;
@@ -341,8 +341,8 @@ impl SelectK {
         let labels = model.labels();
         Ok(Some(match c {
             Criterion::Silhouette => self.sampled_silhouette(x, labels)?,
-            Criterion::CalinskiHarabasz => calinski_harabasz(x, labels)?,
-            Criterion::DaviesBouldin => davies_bouldin(x, labels)?,
+            Criterion::CalinskiHarabasz => calinski_harabasz_score(x, labels)?,
+            Criterion::DaviesBouldin => davies_bouldin_score(x, labels)?,
             c => return Err(Error::param("criterion", c, "does not apply to this method")),
         }))
     }

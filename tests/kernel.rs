@@ -2,7 +2,7 @@
 //! seconds (RFF accuracy, weights and MM descent are unit tests in src/kernel/).
 
 use clustr::datasets::{circles, load, moons, Blobs, Dataset};
-use clustr::eval::{accuracy, adjusted_rand_index, normalized_mutual_info};
+use clustr::eval::{accuracy, adjusted_rand_score, normalized_mutual_info_score};
 use clustr::kernel::rff::median_distance;
 use clustr::kernel::{Bandwidth, IpRffMkpkm, Kernel, Kpkm, PowerInit, PowerKMeans, RffKpkm, Schedule};
 use clustr::kmeans::{KMeans, KMeansInit};
@@ -37,7 +37,7 @@ fn rff_kpkm_with_many_features_follows_exact_kpkm() {
             .seed(seed)
             .fit(&d.data.view())
             .unwrap();
-        let ari = adjusted_rand_index(&exact.fit.labels, &rff.power.fit.labels).unwrap();
+        let ari = adjusted_rand_score(&exact.fit.labels, &rff.power.fit.labels).unwrap();
         assert!(ari >= 0.95, "seed {seed}: ARI {ari}");
     }
 }
@@ -76,10 +76,10 @@ fn rff_kpkm_matches_exact_kpkm_accuracy() {
             let lloyd = KMeans::new(k).n_init(1).seed(seed).fit(&d.data.view()).unwrap();
             acc_e.push(accuracy(&d.target, &exact.fit.labels).unwrap());
             acc_r.push(accuracy(&d.target, &rff.power.fit.labels).unwrap());
-            nmi_e.push(normalized_mutual_info(&d.target, &exact.fit.labels).unwrap());
-            nmi_r.push(normalized_mutual_info(&d.target, &rff.power.fit.labels).unwrap());
-            ari_r.push(adjusted_rand_index(&d.target, &rff.power.fit.labels).unwrap());
-            ari_l.push(adjusted_rand_index(&d.target, &lloyd.labels).unwrap());
+            nmi_e.push(normalized_mutual_info_score(&d.target, &exact.fit.labels).unwrap());
+            nmi_r.push(normalized_mutual_info_score(&d.target, &rff.power.fit.labels).unwrap());
+            ari_r.push(adjusted_rand_score(&d.target, &rff.power.fit.labels).unwrap());
+            ari_l.push(adjusted_rand_score(&d.target, &lloyd.labels).unwrap());
         }
         let (ae, ar, ne, nr) = (mean(&acc_e), mean(&acc_r), mean(&nmi_e), mean(&nmi_r));
         eprintln!(
@@ -125,8 +125,8 @@ fn power_means_beat_lloyd_from_random_starts() {
             .init(KMeansInit::Given(d.data.select(Axis(0), &seeds)))
             .fit(&d.data.view())
             .unwrap();
-        power.push(adjusted_rand_index(&d.target, &p.fit.labels).unwrap());
-        lloyd.push(adjusted_rand_index(&d.target, &l.labels).unwrap());
+        power.push(adjusted_rand_score(&d.target, &p.fit.labels).unwrap());
+        lloyd.push(adjusted_rand_score(&d.target, &l.labels).unwrap());
     }
     eprintln!("mean ARI power {:.4} lloyd {:.4}", mean(&power), mean(&lloyd));
     assert!(mean(&power) >= mean(&lloyd) + 0.03);
@@ -360,7 +360,7 @@ fn kpkm_defaults_find_the_rings_where_the_authors_settings_do_not() {
             .fit(&d.data.view())
             .unwrap();
         assert!(authors.fit.converged);
-        assert!(adjusted_rand_index(&truth, &authors.fit.labels).unwrap() < 0.1);
+        assert!(adjusted_rand_score(&truth, &authors.fit.labels).unwrap() < 0.1);
         let m = Kpkm::new(2)
             .kernel(gaussian)
             .seed(seed)
@@ -368,7 +368,7 @@ fn kpkm_defaults_find_the_rings_where_the_authors_settings_do_not() {
             .unwrap();
         assert!(m.fit.converged, "seed {seed}");
         assert_eq!(
-            adjusted_rand_index(&truth, &m.fit.labels).unwrap(),
+            adjusted_rand_score(&truth, &m.fit.labels).unwrap(),
             1.0,
             "seed {seed}"
         );
@@ -400,7 +400,7 @@ fn possibilistic_stage_keeps_the_rings() {
             .seed(1)
             .fit(&d.data.view())
             .unwrap();
-        let ari = adjusted_rand_index(&d.target, &m.labels).unwrap();
+        let ari = adjusted_rand_score(&d.target, &m.labels).unwrap();
         assert!(ari >= 0.99, "possibilistic {possibilistic}: ARI {ari}");
     }
 }

@@ -83,7 +83,7 @@ fn invariants_and_errors() {
     assert_eq!(m, again);
     let ten = KMeans::new(6).seed(1).n_init(10).fit(&x).unwrap();
     assert!(ten.inertia <= m.inertia);
-    let ari = clustr::eval::adjusted_rand_index(&ds.target, &ten.labels).unwrap();
+    let ari = clustr::eval::adjusted_rand_score(&ds.target, &ten.labels).unwrap();
     assert!(ari > 0.9, "best of 10 runs recovers the blobs: ARI {ari}");
     let random = KMeans::new(6).init(KMeansInit::Random).seed(2).fit(&x).unwrap();
     assert!(random.inertia.is_finite());

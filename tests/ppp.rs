@@ -33,7 +33,7 @@ fn picks_the_true_k_on_well_separated_blobs() {
     let mut right = 0;
     for (x, truth, k) in blob_sets() {
         let m = Ppp::new(2, 8).n_runs(10).seed(1).fit(&x.view()).unwrap();
-        let ari = clustr::eval::adjusted_rand_index(&truth, &m.labels).unwrap();
+        let ari = clustr::eval::adjusted_rand_score(&truth, &m.labels).unwrap();
         eprintln!("true k = {k}: chose {} (ARI {ari:.4})", m.k);
         for r in &m.table {
             eprintln!("  {r:?}");

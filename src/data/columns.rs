@@ -95,7 +95,7 @@ impl ColumnSelection {
                                 flag,
                                 name,
                                 format!(
-                                    "the header names columns {} and {} so: choose by number",
+                                    "the header has it twice (columns {} and {}): choose by number",
                                     i + 1,
                                     again + 1
                                 ),

@@ -28,7 +28,7 @@ use crate::data::validate::{check_k, check_magnitude, check_points};
 use crate::error::{Error, Result};
 use crate::estimator::shared_setters;
 use crate::estimator::{Clustering, Fit, Progress, ProgressFn};
-use crate::eval::adjusted_rand_index;
+use crate::eval::adjusted_rand_score;
 use crate::kmeans::KMeans;
 use crate::memory::{check_fit, product, MemoryEstimate};
 use crate::mixture::gmm::{CovarianceType, GaussianMixture, GaussianMixtureModel, GmmInit};
@@ -172,7 +172,7 @@ impl Ppp {
         let mut pairs = Vec::new();
         for i in 0..runs.len() {
             for j in i + 1..runs.len() {
-                pairs.push(adjusted_rand_index(&runs[i].0, &runs[j].0)?);
+                pairs.push(adjusted_rand_score(&runs[i].0, &runs[j].0)?);
             }
         }
         let stability = pairs.iter().sum::<f64>() / pairs.len() as f64;
@@ -191,7 +191,7 @@ impl Ppp {
         let mut best_gmm = None;
         for (labels, count, _) in &distinct {
             let gmm = self.validating_gmm(x, labels, k)?;
-            agreement += *count as f64 * adjusted_rand_index(labels, &gmm.labels)?;
+            agreement += *count as f64 * adjusted_rand_score(labels, &gmm.labels)?;
             best_gmm.get_or_insert(gmm);
         }
         agreement /= runs.len() as f64;

@@ -45,10 +45,10 @@ pub fn run(a: Args) -> CliResult {
     }
     if let Some(t) = &a.truth {
         let truth = read_labels(t)?;
-        out.insert("ari".into(), json!(eval::adjusted_rand_index(&truth, &labels)?));
+        out.insert("ari".into(), json!(eval::adjusted_rand_score(&truth, &labels)?));
         out.insert(
             "nmi".into(),
-            json!(eval::normalized_mutual_info(&truth, &labels)?),
+            json!(eval::normalized_mutual_info_score(&truth, &labels)?),
         );
         out.insert("acc".into(), json!(eval::accuracy(&truth, &labels)?));
         out.insert("purity".into(), json!(eval::purity(&truth, &labels)?));
@@ -72,11 +72,11 @@ pub fn run(a: Args) -> CliResult {
         internal(&d, &labels, medoids.as_deref(), &mut out)?;
         out.insert(
             "calinski_harabasz".into(),
-            json!(eval::calinski_harabasz(x.view(), &labels)?),
+            json!(eval::calinski_harabasz_score(x.view(), &labels)?),
         );
         out.insert(
             "davies_bouldin".into(),
-            json!(eval::davies_bouldin(x.view(), &labels)?),
+            json!(eval::davies_bouldin_score(x.view(), &labels)?),
         );
     }
     if let Some(p) = &a.precomputed {

@@ -327,7 +327,7 @@ fn recovers_the_clusters_of_simulated_data() {
         .generate()
         .unwrap();
         let m = MagmaClust::new(3).fit(&sim.tasks).unwrap();
-        aris.push(crate::eval::adjusted_rand_index(&sim.clusters, &m.labels).unwrap());
+        aris.push(crate::eval::adjusted_rand_score(&sim.clusters, &m.labels).unwrap());
         assert!(m.elbos.iter().all(|e| e.is_finite()));
         assert!((m.weights.sum() - 1.0).abs() < 1e-12);
     }
