@@ -160,28 +160,7 @@ pub fn parse_csv<F: Scalar>(bytes: &[u8], source: &Path, opts: &CsvOptions) -> R
             if !read[c] {
                 continue;
             }
-            let v = parse_number(cell).ok_or_else(|| {
-                let what = if cell.is_empty() {
-                    "empty cell".to_string()
-                } else {
-                    format!("cannot parse {cell:?} as a number")
-                };
-                Error::parse(source, Some(*line), Some(c + 1), what)
-            })?;
-            let converted = F::from_f64_lossy(v);
-            if v.is_finite() && !converted.is_finite() {
-                return Err(Error::parse(
-                    source,
-                    Some(*line),
-                    Some(c + 1),
-                    format!(
-                        "{cell} is beyond the range of {} (±{:.3e}); read it as float64",
-                        F::DTYPE,
-                        F::max_value().to_f64_exact()
-                    ),
-                ));
-            }
-            data[[r, j]] = converted;
+            data[[r, j]] = parse_cell(cell, source, *line, c)?;
             j += 1;
         }
     }
@@ -194,6 +173,34 @@ pub fn parse_csv<F: Scalar>(bytes: &[u8], source: &Path, opts: &CsvOptions) -> R
             .collect()
     });
     Ok(Table { data, labels, header })
+}
+
+/// The number in `cell` (line `line`, 0-based column `c` of `source`) in element type `F`:
+/// an empty cell, a non-number, or a finite number beyond `F`'s range is an error naming the
+/// cell.
+fn parse_cell<F: Scalar>(cell: &str, source: &Path, line: usize, c: usize) -> Result<F> {
+    let v = parse_number(cell).ok_or_else(|| {
+        let what = if cell.is_empty() {
+            "empty cell".to_string()
+        } else {
+            format!("cannot parse {cell:?} as a number")
+        };
+        Error::parse(source, Some(line), Some(c + 1), what)
+    })?;
+    let converted = F::from_f64_lossy(v);
+    if v.is_finite() && !converted.is_finite() {
+        return Err(Error::parse(
+            source,
+            Some(line),
+            Some(c + 1),
+            format!(
+                "{cell} is beyond the range of {} (±{:.3e}); read it as float64",
+                F::DTYPE,
+                F::max_value().to_f64_exact()
+            ),
+        ));
+    }
+    Ok(converted)
 }
 
 /// Integers as written when every label is an integer; otherwise each distinct text gets the
