@@ -271,6 +271,15 @@ pub(crate) fn haversine_prepared(a: &GeoPoint, b: &GeoPoint) -> f64 {
 mod tests {
     use super::*;
 
+    /// Numbers in a metric's name and in parameter errors read as written, not as 300 digits.
+    #[test]
+    fn numbers_in_names_and_messages_are_readable() {
+        let e = crate::Error::param("p", 1e-300, "must be at least 1").to_string();
+        assert!(e.contains("1e-300") && e.len() < 80, "{e}");
+        assert_eq!(MetricKind::Minkowski(1e-300).to_string(), "minkowski:1e-300");
+        assert_eq!(MetricKind::Minkowski(3.0).to_string(), "minkowski:3");
+    }
+
     #[test]
     fn parses_names_and_rejects_unknown() {
         assert_eq!("Euclidean".parse::<MetricKind>().unwrap(), MetricKind::Euclidean);
