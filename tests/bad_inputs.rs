@@ -806,17 +806,22 @@ fn run_with(
     stdout: std::process::Stdio,
     stderr: std::process::Stdio,
 ) -> (Option<i32>, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_clustr"))
+    let child = Command::new(env!("CARGO_BIN_EXE_clustr"))
         .current_dir(dir)
         .args(args)
         .stdout(stdout)
         .stderr(stderr)
         .spawn()
         .unwrap();
-    // A reader that closes at once: the read end of a piped stdout is dropped unread.
-    drop(child.stdout.take());
     let o = child.wait_with_output().unwrap();
     (o.status.code(), String::from_utf8_lossy(&o.stderr).to_string())
+}
+
+/// A pipe whose reader has already closed: every write to it fails with EPIPE.
+fn closed_pipe() -> std::process::Stdio {
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    writer.into()
 }
 
 fn dev_full() -> std::process::Stdio {
@@ -873,6 +878,9 @@ fn closed_pipes_and_full_devices_end_runs_cleanly() {
         "--json",
     ]));
     commands.push(own(&["completions", "bash"]));
+    commands.push(own(&["--help"]));
+    commands.push(own(&["kmeans", "--help"]));
+    commands.push(own(&["--version"]));
     commands.push({
         let mut v = own(&["kmeans", "good.csv", "--model-out", "m.json", "--quiet"]);
         v.extend(k_args.map(String::from));
@@ -896,7 +904,7 @@ fn closed_pipes_and_full_devices_end_runs_cleanly() {
         let writes_out = args.iter().any(|a| a == "out.npy");
         // Closed at once.
         count += 1;
-        let (code, err) = run_with(d, args, Stdio::piped(), Stdio::piped());
+        let (code, err) = run_with(d, args, closed_pipe(), Stdio::piped());
         let written = d.join("out.npy").exists();
         let _ = std::fs::remove_file(d.join("out.npy"));
         if code != Some(141)

@@ -213,15 +213,24 @@ fn main() -> ExitCode {
         Ok(parsed) => parsed,
         Err(e) => {
             use clap::error::ErrorKind::*;
-            if matches!(
-                e.kind(),
-                DisplayHelp | DisplayVersion | DisplayHelpOnMissingArgumentOrSubcommand
-            ) {
-                let _ = e.print();
-                return if e.kind() == DisplayHelpOnMissingArgumentOrSubcommand {
-                    ExitCode::from(2)
+            if e.kind() == DisplayHelpOnMissingArgumentOrSubcommand {
+                let _ = e.print(); // (on stderr)
+                return ExitCode::from(2);
+            }
+            if matches!(e.kind(), DisplayHelp | DisplayVersion) {
+                // Help and version are results on stdout: through the stream policy (with
+                // clap's colours on a terminal).
+                use std::io::IsTerminal;
+                let printed = if std::io::stdout().is_terminal() {
+                    let _ = e.print();
+                    Ok(())
                 } else {
-                    ExitCode::SUCCESS
+                    streams::out(&e.render().to_string())
+                };
+                return match printed {
+                    Err(err) => harness::fail(&err),
+                    Ok(()) if streams::stdout_closed() => ExitCode::from(streams::CLOSED_PIPE_EXIT),
+                    Ok(()) => ExitCode::SUCCESS,
                 };
             }
             return harness::fail(&harness::CliError::usage(usage_error(&e)));
