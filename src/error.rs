@@ -263,8 +263,10 @@ impl Error {
     /// ([`crate::scalar::readable`]: `1e-300`, not 300 digits).
     pub fn param(name: &'static str, value: impl std::fmt::Display, reason: impl Into<String>) -> Self {
         let value = value.to_string();
+        // (a long decimal is a float printed in full; an integer stays exact)
+        let long_float = value.len() > 17 && value.parse::<i128>().is_err();
         let value = match value.parse::<f64>() {
-            Ok(v) if value.len() > 17 => crate::scalar::readable(v),
+            Ok(v) if long_float => crate::scalar::readable(v),
             _ => value,
         };
         Error::InvalidParameter {

@@ -224,6 +224,18 @@ fn data_cases() -> Vec<(&'static str, &'static str, Vec<u8>, &'static str, bool)
     ]
 }
 
+/// Prints a matrix's case count and fails listing every wrong case.
+fn report(matrix: &str, count: usize, failures: &[String]) {
+    println!("{matrix}: {count} cases, {} failures", failures.len());
+    eprintln!("{matrix}: {count} cases");
+    assert!(
+        failures.is_empty(),
+        "{} of {count} cases wrong:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
 fn run(dir: &Path, args: &[String]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_clustr"))
         .current_dir(dir)
@@ -692,14 +704,7 @@ fn every_subcommand_refuses_bad_input_cleanly() {
             failures.push(format!("datasets export / {case}: {why}"));
         }
     }
-    println!("bad-input matrix: {count} cases, {} failures", failures.len());
-    eprintln!("bad-input matrix: {count} cases");
-    assert!(
-        failures.is_empty(),
-        "{} of {count} cases wrong:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
+    report("bad-input matrix", count, &failures);
 }
 
 /// The weighted subcommands, as (name, arguments after the input), and whether they take a
@@ -789,13 +794,7 @@ fn weights_over_the_whole_range_give_finite_results_or_one_line() {
             }
         }
     }
-    println!("weight-range matrix: {count} cases, {} failures", failures.len());
-    assert!(
-        failures.is_empty(),
-        "{} of {count} cases wrong:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
+    report("weight-range matrix", count, &failures);
 }
 
 /// Runs `args` with stdout to `stdout` and stderr to `stderr`; returns the exit code and what
@@ -944,11 +943,5 @@ fn closed_pipes_and_full_devices_end_runs_cleanly() {
     if code != Some(2) {
         failures.push(format!("kmeans --k 0 | stderr full: exit {code:?}"));
     }
-    println!("stream matrix: {count} cases, {} failures", failures.len());
-    assert!(
-        failures.is_empty(),
-        "{} of {count} cases wrong:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
+    report("stream matrix", count, &failures);
 }

@@ -6,6 +6,9 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
+/// Eight 2-d points in two groups.
+const TWO_GROUPS: &str = "0,0\n0,1\n1,0\n1,1\n10,10\n10,11\n11,10\n11,11\n";
+
 fn clustr(dir: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_clustr"))
         .current_dir(dir)
@@ -158,11 +161,7 @@ fn a_saved_model_gives_the_fit_labels_back() {
 fn what_a_model_cannot_do_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    std::fs::write(
-        d.join("x.csv"),
-        "0,0\n0,1\n1,0\n1,1\n10,10\n10,11\n11,10\n11,11\n",
-    )
-    .unwrap();
+    std::fs::write(d.join("x.csv"), TWO_GROUPS).unwrap();
     std::fs::write(d.join("x3.csv"), "0,0,1\n0,1,1\n").unwrap();
     ok(
         d,
@@ -352,11 +351,7 @@ fn a_model_loaded_in_a_new_process_predicts_as_the_fitted_one() {
 fn tampered_models_far_points_and_large_files_are_refused() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    std::fs::write(
-        d.join("x.csv"),
-        "0,0\n0,1\n1,0\n1,1\n10,10\n10,11\n11,10\n11,11\n",
-    )
-    .unwrap();
+    std::fs::write(d.join("x.csv"), TWO_GROUPS).unwrap();
     std::fs::write(d.join("far.csv"), "1e160,0\n").unwrap();
     std::fs::write(d.join("far200.csv"), "1e200,0\n").unwrap();
     for (sub, extra) in [

@@ -124,6 +124,12 @@ fn scaled_weights_keep_their_ratios() {
     assert_eq!(s.weights[3], 0.0);
     let tiny = ScaledWeights::new(&[5e-324, 1e-323]);
     assert_eq!(tiny.weights, vec![0.5, 1.0]);
+    // A subnormal that is no power of two: exact ratios, the largest in [1, 2).
+    let odd = ScaledWeights::new(&[3e-320, 1e-320]);
+    assert!((1.0..2.0).contains(&odd.weights[0]), "{:?}", odd.weights);
+    assert_eq!(odd.weights[0] / odd.weights[1], 3e-320 / 1e-320);
+    // A non-finite weight is left for the validation to name.
+    assert_eq!(ScaledWeights::new(&[f64::INFINITY, 1.0]).exponent, 0);
     assert_eq!(ScaledWeights::new(&[1.0, 1.5]).exponent, 0);
     assert!(s.unscale(4.0, "inertia").is_err());
     assert_eq!(s.unscale(0.25, "inertia").unwrap(), 0.25 * 2f64.powi(1023));

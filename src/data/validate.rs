@@ -596,11 +596,10 @@ pub struct ScaledWeights {
 impl ScaledWeights {
     /// Scales `w` (finite, checked by [`check_sample_weight`]); all zero stays as it is.
     pub fn new(w: &[f64]) -> Self {
+        // (a non-finite weight leaves them as they are, for the validation to name it)
         let largest = w.iter().fold(0.0f64, |m, v| m.max(v.abs()));
-        let exponent = if largest >= f64::MIN_POSITIVE && largest.is_finite() {
-            ((largest.to_bits() >> 52) & 0x7ff) as i32 - 1023
-        } else if largest > 0.0 {
-            largest.log2().floor() as i32 // (subnormal: log2 is exact at powers of two)
+        let exponent = if largest > 0.0 && largest.is_finite() {
+            binary_exponent(largest)
         } else {
             0
         };
@@ -632,6 +631,15 @@ impl ScaledWeights {
              the same)"
         )))
     }
+}
+
+/// The e of `2^e ≤ v < 2^(e+1)` for a finite positive `v`, subnormal included (read from its
+/// bits, after an exact scaling into the normal range).
+fn binary_exponent(v: f64) -> i32 {
+    if v < f64::MIN_POSITIVE {
+        return binary_exponent(v * 2f64.powi(64)) - 64;
+    }
+    ((v.to_bits() >> 52) & 0x7ff) as i32 - 1023
 }
 
 /// `v · 2^e`, exact unless the result leaves the normal range (two steps, so 2^e itself may

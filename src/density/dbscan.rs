@@ -169,13 +169,11 @@ pub struct CorePointPredictor {
 impl crate::estimator::Predict<ArrayView2<'_, f64>> for CorePointPredictor {
     type Output = Vec<i64>;
     fn predict(&self, x: &ArrayView2<'_, f64>) -> Result<Vec<i64>> {
-        check_points(*x)?;
-        crate::data::validate::check_same_len("number of features", self.core_points.ncols(), x.ncols())?;
+        let arithmetic = crate::data::validate::Arithmetic::of_metric(Some(self.metric));
+        crate::data::validate::check_new_points(*x, self.core_points.view(), arithmetic, "DBSCAN")?;
         if self.core_points.nrows() == 0 {
             return Ok(vec![NOISE; x.nrows()]);
         }
-        let arithmetic = crate::data::validate::Arithmetic::of_metric(Some(self.metric));
-        crate::data::validate::check_new_points(*x, self.core_points.view(), arithmetic, "DBSCAN")?;
         let x = crate::data::standard_layout(*x);
         let index = NeighborIndex::build(self.core_points.view(), self.metric, IndexKind::Auto)?;
         Ok(x.rows()
@@ -215,7 +213,6 @@ impl SaveLoad for CorePointPredictor {
     }
     fn from_stored(s: StoredDbscan) -> Result<Self> {
         let core_points: ndarray::Array2<f64> = s.core_points.to_matrix("core points")?;
-        crate::data::validate::check_finite(core_points.view(), "core points")?;
         let core_labels = s.core_labels.to_ints("core labels")?;
         crate::data::validate::check_same_len("core labels", core_points.nrows(), core_labels.len())?;
         // A core point is in a cluster, numbered from 0 (fewer clusters than core points).

@@ -455,11 +455,7 @@ impl Fit<ArrayView2<'_, f64>> for GaussianMixture {
     type Model = GaussianMixtureModel;
 
     fn fit(&self, x: &ArrayView2<'_, f64>) -> Result<GaussianMixtureModel> {
-        if let Some(w) = self
-            .sample_weight
-            .as_deref()
-            .filter(|w| w.iter().all(|v| v.is_finite()))
-        {
+        if let Some(w) = self.sample_weight.as_deref() {
             // The same fit with the weights in their overflow-safe form: every quantity of
             // the mixture is a weighted mean, unchanged by the scaling.
             let scaled = crate::data::validate::ScaledWeights::new(w);

@@ -2,7 +2,6 @@
 //! sampling, and its stored form.
 
 use super::{CovarianceType, Covariances, Mixture};
-use crate::data::validate::check_finite;
 use crate::error::{Error, Result};
 use crate::estimator::{Clustering, Predict};
 use crate::linalg::{argmax_rows, cholesky_lower};
@@ -88,7 +87,6 @@ impl SaveLoad for GaussianMixtureModel {
             CovarianceType::Spherical => Covariances::Spherical(c.to_array("covariances")?),
         };
         let means = s.means.to_matrix("means")?;
-        check_finite(means.view(), "means")?;
         crate::data::validate::check_magnitude(
             means.view(),
             crate::data::validate::Arithmetic::SQUARES,
