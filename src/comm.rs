@@ -194,7 +194,7 @@ impl Partition {
 
 /// Rows `idx` (global indices) of the data split over the processes, on every process, in
 /// the order of `idx` (`x` is this process's slice).
-pub fn fetch_rows<F: crate::Scalar>(
+pub fn fetch_rows<F: crate::scalar::Scalar>(
     x: ndarray::ArrayView2<F>,
     part: Partition,
     idx: &[usize],
@@ -214,7 +214,7 @@ pub fn fetch_rows<F: crate::Scalar>(
 /// holds (it holds `n_local` rows from `part.offset`), in the order of `idx`. Each process
 /// sends its rows exactly (values travel as f64), padded to the largest share, so a process
 /// receives about `idx.len()` rows whatever the number of processes.
-pub fn share_rows<F: crate::Scalar>(
+pub fn share_rows<F: crate::scalar::Scalar>(
     held: ndarray::ArrayView2<F>,
     part: Partition,
     n_local: usize,

@@ -6,12 +6,11 @@
 //! The packed layout follows the `kmedoids` crate's `LowerTriangle`: no diagonal, entry
 //! (i, j) with i > j at index i(i−1)/2 + j.
 
-use crate::backend::Backend;
 use crate::data::validate::{check_dissimilarity_matrix, check_metric_magnitude, check_points, SYMMETRY_TOL};
 use crate::error::{Error, Result};
 use crate::metric::Metric;
 use crate::scalar::Scalar;
-use ndarray::{Array2, ArrayView2, CowArray, Ix2};
+use ndarray::{Array2, ArrayView2, ArrayViewMut2, CowArray, Ix2};
 use num_traits::{ToPrimitive, Zero};
 use rayon::prelude::*;
 use std::fmt::Debug;
@@ -70,12 +69,14 @@ impl<'a, T: DissimValue> DenseMatrix<'a, T> {
 }
 
 impl<F: Scalar> DenseMatrix<'static, F> {
-    /// Computes the full matrix of `points` with `backend`, refusing when it would need more
-    /// than [`crate::memory::max_memory`].
-    pub fn from_points<M: Metric, B: Backend>(
+    /// The full matrix of `points`, its lower triangle written by `fill` (into a zeroed n × n
+    /// matrix), after checking the points and that the matrix fits in
+    /// [`crate::memory::max_memory`]. What [`DenseMatrix::from_points`] (beside the backends,
+    /// which compute it) builds on.
+    pub(crate) fn from_points_filled<M: Metric>(
         points: ArrayView2<F>,
         metric: &M,
-        backend: &B,
+        fill: impl FnOnce(ArrayViewMut2<F>) -> Result<()>,
     ) -> Result<Self> {
         check_points(points)?;
         check_metric_magnitude(points, metric)?;
@@ -86,7 +87,7 @@ impl<F: Scalar> DenseMatrix<'static, F> {
             crate::error::hints::DISTANCE_MATRIX,
         )?;
         let mut m = Array2::<F>::zeros((n, n));
-        backend.pairwise(points, points, metric, m.view_mut())?;
+        fill(m.view_mut())?;
         // Exactly symmetric with a zero diagonal: the GEMM forms may differ in the last bit
         // between d(i, j) and d(j, i), and exact ties matter to the medoid methods.
         symmetrize_from_lower(m.as_slice_mut().expect("a new array is standard"), n);
@@ -259,7 +260,6 @@ impl<F: Scalar, M: Metric> Dissimilarity for OnTheFly<'_, F, M> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::backend::CpuBackend;
     use crate::metric::MetricKind;
     use ndarray::array;
 
@@ -285,8 +285,17 @@ mod tests {
     #[test]
     fn three_forms_agree() {
         let x = array![[0.0f64, 0.0], [3.0, 4.0], [1.0, 1.0], [-2.0, 5.0]];
-        let dense =
-            DenseMatrix::from_points(x.view(), &MetricKind::Euclidean, &CpuBackend::default()).unwrap();
+        let fill = |mut out: ArrayViewMut2<f64>| {
+            for i in 0..4 {
+                for j in 0..i {
+                    let (a, b) = (x.row(i), x.row(j));
+                    out[[i, j]] =
+                        MetricKind::Euclidean.distance(a.as_slice().unwrap(), b.as_slice().unwrap());
+                }
+            }
+            Ok(())
+        };
+        let dense = DenseMatrix::from_points_filled(x.view(), &MetricKind::Euclidean, fill).unwrap();
         let tri = LowerTriangle::from_dense(dense.view()).unwrap();
         let otf = OnTheFly::new(x.view(), MetricKind::Euclidean).unwrap();
         assert_eq!(tri.as_slice().len(), 6);

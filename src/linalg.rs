@@ -4,7 +4,7 @@
 //! Fortran. faer and faer-ext are pinned together in Cargo.toml; nothing outside this module
 //! names faer, so a change of engine touches one file.
 
-use crate::scalar::Scalar;
+use crate::scalar::{Gemm, Scalar};
 use faer::dyn_stack::{MemBuffer, MemStack};
 use faer::linalg::cholesky::llt::factor::{cholesky_in_place, cholesky_in_place_scratch, LltRegularization};
 use faer::linalg::matmul::matmul;
@@ -16,11 +16,23 @@ use ndarray::{Array2, ArrayView2, ArrayViewMut2};
 /// `out ← alpha · a · bᵀ`, single-threaded (callers parallelise over row blocks, so results do
 /// not depend on the thread count).
 pub fn gemm_abt<F: Scalar>(a: ArrayView2<F>, b: ArrayView2<F>, out: ArrayViewMut2<F>, alpha: F) {
-    F::gemm_abt(a, b, out, alpha)
+    <F as Gemm>::gemm_abt(a, b, out, alpha)
 }
 
-/// [`gemm_abt`] in an element type of faer's; what [`Scalar::gemm_abt`] calls, so that the
-/// public `Scalar` bound names no faer trait.
+impl Gemm for f32 {
+    fn gemm_abt(a: ArrayView2<Self>, b: ArrayView2<Self>, out: ArrayViewMut2<Self>, alpha: Self) {
+        faer_gemm_abt(a, b, out, alpha)
+    }
+}
+
+impl Gemm for f64 {
+    fn gemm_abt(a: ArrayView2<Self>, b: ArrayView2<Self>, out: ArrayViewMut2<Self>, alpha: Self) {
+        faer_gemm_abt(a, b, out, alpha)
+    }
+}
+
+/// [`gemm_abt`] in an element type of faer's; what the [`Gemm`] implementations call, so that
+/// the public `Scalar` bound names no faer trait.
 pub(crate) fn faer_gemm_abt<F: faer::traits::RealField + Copy>(
     a: ArrayView2<F>,
     b: ArrayView2<F>,

@@ -274,9 +274,9 @@ mod tests {
     /// Numbers in a metric's name and in parameter errors read as written, not as 300 digits.
     #[test]
     fn numbers_in_names_and_messages_are_readable() {
-        let e = crate::Error::param("p", 1e-300, "must be at least 1").to_string();
+        let e = crate::error::Error::param("p", 1e-300, "must be at least 1").to_string();
         assert!(e.contains("1e-300") && e.len() < 80, "{e}");
-        let e = crate::Error::param("k", u64::MAX, "too many").to_string();
+        let e = crate::error::Error::param("k", u64::MAX, "too many").to_string();
         assert!(e.contains("18446744073709551615"), "an integer stays exact: {e}");
         assert_eq!(MetricKind::Minkowski(1e-300).to_string(), "minkowski:1e-300");
         assert_eq!(MetricKind::Minkowski(3.0).to_string(), "minkowski:3");

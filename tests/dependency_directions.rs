@@ -1,6 +1,7 @@
 //! scripts/check-deps.py, the check of the library's dependency directions CI runs: it
 //! passes on this tree and fails on a copy with an upward import added (a core module naming
-//! a family), with a family importing another family, and through a re-export of lib.rs.
+//! a family, or a lower core layer naming a higher one, which would close a circle), with a
+//! family importing another family, and through a re-export of lib.rs.
 
 use std::path::Path;
 use std::process::Command;
@@ -57,9 +58,43 @@ fn an_upward_import_fails_the_check() {
     let (ok, out) = check(dir.path());
     assert!(!ok);
     assert!(
-        out.contains("src/backend/cpu.rs:") && out.contains("backend (core) -> kmedoids (family)"),
+        out.contains("src/backend/cpu.rs:") && out.contains("backend (core layer 6) -> kmedoids (family)"),
         "{out}"
     );
+}
+
+/// The core's own layers: the lowest (`scalar`) importing the backend, `metric` importing
+/// `dissim`, and `dissim` importing the backend (which imports `dissim`: a circle) all fail,
+/// as does an edge between two modules of one layer.
+#[test]
+fn a_lower_core_layer_importing_a_higher_one_fails() {
+    for (file, line, edge) in [
+        (
+            "scalar/mod.rs",
+            "use crate::backend::Backend as _;",
+            "scalar (core layer 1) -> backend (core layer 6)",
+        ),
+        (
+            "metric.rs",
+            "use crate::dissim::Dissimilarity as _;",
+            "metric (core layer 3) -> dissim (core layer 5)",
+        ),
+        (
+            "dissim.rs",
+            "use crate::backend::Backend as _;",
+            "dissim (core layer 5) -> backend (core layer 6)",
+        ),
+        (
+            "linalg.rs",
+            "use crate::metric::Metric as _;",
+            "linalg (core layer 3) -> metric (core layer 3)",
+        ),
+    ] {
+        let dir = with_line(file, &format!("\n{line}\n"));
+        let (ok, out) = check(dir.path());
+        assert!(!ok && out.contains(edge), "{file}: {out}");
+        assert_eq!(out.lines().count(), 1, "{out}");
+    }
 }
 
 #[test]
@@ -80,12 +115,20 @@ fn a_family_importing_another_fails_unless_allowed() {
 
 #[test]
 fn a_grouped_or_reexported_path_counts_as_its_module() {
-    // `crate::Scalar` is core (re-exported from scalar); `kernel::power` in the group is not.
+    // In a family, `crate::Scalar` is core (re-exported from scalar); `density` in the group
+    // is another family.
     let dir = with_line(
-        "metric.rs",
-        "\nuse crate::{\n    Scalar as _,\n    kernel::power as _,\n};\n",
+        "kmedoids/init.rs",
+        "\nuse crate::{\n    Scalar as _,\n    density::Dbscan as _,\n};\n",
     );
     let (ok, out) = check(dir.path());
-    assert!(!ok && out.contains("metric (core) -> kernel (family)"), "{out}");
+    assert!(
+        !ok && out.contains("kmedoids (family) -> density (family)"),
+        "{out}"
+    );
     assert_eq!(out.lines().count(), 1, "{out}");
+    // In the core, a path through the crate root is refused: the core names modules.
+    let dir = with_line("comm.rs", "\nuse crate::Scalar as _;\n");
+    let (ok, out) = check(dir.path());
+    assert!(!ok && out.contains("through the crate root's re-export"), "{out}");
 }

@@ -1,5 +1,5 @@
 //! The CPU backend: rayon over fixed-size row blocks (so results do not depend on the thread
-//! count), SIMD inner loops from [`super::simd`], and the GEMM form of squared Euclidean
+//! count), SIMD inner loops from [`crate::scalar::simd`], and the GEMM form of squared Euclidean
 //! distances, ‖x‖² + ‖y‖² − 2x·y, computed on data centred by the mean of `y` (distances are
 //! translation invariant, and centring shrinks the norms that cancel), clamped at 0, with an
 //! exact recomputation of the pairs where cancellation could cost accuracy.
@@ -433,7 +433,7 @@ impl Backend for CpuBackend {
 fn check_centres<F: Scalar, M: Metric>(x: &ArrayView2<F>, centres: &ArrayView2<F>, metric: &M) -> Result<()> {
     check_pairwise_shapes(x, centres, metric, None)?;
     if centres.nrows() == 0 {
-        return Err(crate::Error::EmptyInput {
+        return Err(crate::error::Error::EmptyInput {
             what: "no centres to assign to".into(),
         });
     }

@@ -7,19 +7,32 @@ mod cpu;
 pub mod cuda;
 pub mod device;
 mod nearest;
-pub mod simd;
 
 pub use cpu::CpuBackend;
 #[cfg(feature = "cuda")]
 pub use cuda::CudaBackend;
 
-use crate::dissim::Dissimilarity;
+use crate::dissim::{DenseMatrix, Dissimilarity};
 use crate::error::{Error, Result};
 use crate::metric::Metric;
 use crate::scalar::Scalar;
 use device::{BoxedGains, BoxedPowerPoints, PointsGains};
 use ndarray::{Array2, ArrayView2, ArrayViewMut2};
 use std::str::FromStr;
+
+impl<F: Scalar> DenseMatrix<'static, F> {
+    /// Computes the full matrix of `points` with `backend`, refusing when it would need more
+    /// than [`crate::memory::max_memory`].
+    pub fn from_points<M: Metric, B: Backend>(
+        points: ArrayView2<F>,
+        metric: &M,
+        backend: &B,
+    ) -> Result<Self> {
+        DenseMatrix::from_points_filled(points, metric, |out| {
+            backend.pairwise(points, points, metric, out)
+        })
+    }
+}
 
 /// The nearest centre of a point.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -26,12 +26,12 @@
 //! not depend on the thread count: the final choice is exact), centres in panels of one tile
 //! width (d × 64 floats, in L1 while the block's rows stream past); when there are fewer row
 //! blocks than threads, the centres are split into groups scanned in parallel and the lane
-//! minima merged in group order. The instruction set is the backend's ([`super::simd::Isa`]):
+//! minima merged in group order. The instruction set is the backend's ([`crate::scalar::simd::Isa`]):
 //! AVX-512 (16 f32 / 8 f64 lanes), AVX2 + FMA (8 / 4), or portable code.
 
-use super::simd::Isa;
 use super::NearestTwo;
 pub(crate) use crate::backend::Nearest;
+use crate::scalar::simd::Isa;
 use crate::scalar::Scalar;
 use ndarray::{ArrayView2, Axis};
 use rayon::prelude::*;

@@ -321,7 +321,7 @@ fn rint(x: f64) -> f64 {
 fn cos_row<F: Scalar>(row: &mut [F], offset: &[F], scale: F) {
     #[cfg(target_arch = "x86_64")]
     {
-        use crate::backend::simd::Isa;
+        use crate::scalar::simd::Isa;
         static ISA: std::sync::OnceLock<Isa> = std::sync::OnceLock::new();
         match ISA.get_or_init(Isa::detect) {
             // SAFETY: the instruction set was detected on this machine.

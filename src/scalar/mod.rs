@@ -1,6 +1,7 @@
 //! The floating-point element types clustr computes in (f32 and f64).
 
-use crate::backend::simd;
+pub mod simd;
+
 use ndarray::{ArrayView2, ArrayViewMut2};
 use std::fmt::{Debug, Display};
 
@@ -17,6 +18,7 @@ pub trait Scalar:
     + Default
     + Send
     + Sync
+    + Gemm
     + 'static
 {
     /// Name as in NumPy (`"float32"`, `"float64"`).
@@ -25,16 +27,22 @@ pub trait Scalar:
     fn from_f64_lossy(v: f64) -> Self;
     /// Converts to f64 exactly.
     fn to_f64_exact(self) -> f64;
-    /// The backend's SIMD kernels for this type (best instruction set of this machine).
+    /// The SIMD kernels for this type (best instruction set of this machine).
     fn simd_table() -> &'static simd::SimdTable<Self>;
-    /// Σ(aᵢ − bᵢ)² with the backend's SIMD kernel.
+    /// Σ(aᵢ − bᵢ)² with the SIMD kernel.
     fn sqeuclidean(a: &[Self], b: &[Self]) -> Self;
-    /// Σ aᵢbᵢ with the backend's SIMD kernel.
+    /// Σ aᵢbᵢ with the SIMD kernel.
     fn dot(a: &[Self], b: &[Self]) -> Self;
-    /// Σ|aᵢ − bᵢ| with the backend's SIMD kernel.
+    /// Σ|aᵢ − bᵢ| with the SIMD kernel.
     fn manhattan(a: &[Self], b: &[Self]) -> Self;
-    /// `out ← alpha · a · bᵀ` with the linear-algebra engine; call [`crate::linalg::gemm_abt`].
-    #[doc(hidden)]
+}
+
+/// The linear-algebra engine's product `out ← alpha · a · bᵀ` for an element type; implemented
+/// beside the engine (`linalg`), so this lowest layer names no engine. Call
+/// `linalg::gemm_abt`.
+#[doc(hidden)]
+pub trait Gemm: Sized {
+    /// `out ← alpha · a · bᵀ`.
     fn gemm_abt(a: ArrayView2<Self>, b: ArrayView2<Self>, out: ArrayViewMut2<Self>, alpha: Self);
 }
 
@@ -58,9 +66,6 @@ impl Scalar for f32 {
     fn manhattan(a: &[Self], b: &[Self]) -> Self {
         (simd::f32_table().manhattan)(a, b)
     }
-    fn gemm_abt(a: ArrayView2<Self>, b: ArrayView2<Self>, out: ArrayViewMut2<Self>, alpha: Self) {
-        crate::linalg::faer_gemm_abt(a, b, out, alpha)
-    }
 }
 
 impl Scalar for f64 {
@@ -82,9 +87,6 @@ impl Scalar for f64 {
     }
     fn manhattan(a: &[Self], b: &[Self]) -> Self {
         (simd::f64_table().manhattan)(a, b)
-    }
-    fn gemm_abt(a: ArrayView2<Self>, b: ArrayView2<Self>, out: ArrayViewMut2<Self>, alpha: Self) {
-        crate::linalg::faer_gemm_abt(a, b, out, alpha)
     }
 }
 
