@@ -9,7 +9,8 @@ The top-level modules of src/ fall in three tiers:
   communication; data; dissimilarities; backends and devices; and on top the estimator
   pattern, model files, evaluation, data sets and plots;
 - families: kmeans, kmedoids, density, kernel, mixture, gp;
-- tools above them: select_k (fits a family for several k and compares the fits).
+- tools above them: select_k (fits a family for several k and compares the fits) and methods
+  (the description of every method, which names the families' estimators and models).
 
 Allowed: a core module -> a core module of a lower layer (never the same or a higher one, so
 the core has no circle and no up-arrow); a family -> core and -> itself; mixture, kernel and
@@ -39,8 +40,9 @@ CORE_LAYERS = [
 CORE = set().union(*CORE_LAYERS)
 FAMILIES = {"kmeans", "kmedoids", "density", "kernel", "mixture", "gp"}
 EXTRA = {("mixture", "kmeans"), ("kernel", "kmeans"), ("gp", "kmeans")}
-# Above the families: what compares their fits (choosing k); it may use core and families.
-TOOLS = {"select_k"}
+# Above the families: what compares their fits (choosing k) and the methods' description;
+# they may use core and families.
+TOOLS = {"select_k", "methods"}
 
 
 def core_layer(module):

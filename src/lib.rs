@@ -33,6 +33,7 @@ pub mod kmeans;
 pub mod kmedoids;
 pub mod linalg;
 pub mod memory;
+pub mod methods;
 pub mod metric;
 pub mod mixture;
 pub mod model_file;

@@ -26,6 +26,11 @@ const SUBS: &[Sub] = &[
         has_k: true,
     },
     Sub {
+        name: "bisecting-kmeans",
+        args: &["bisecting-kmeans", "--k", "{k}", "--labels-out", "{out}"],
+        has_k: true,
+    },
+    Sub {
         name: "minibatch-kmeans",
         args: &["minibatch-kmeans", "--k", "{k}", "--labels-out", "{out}"],
         has_k: true,
@@ -711,6 +716,7 @@ fn every_subcommand_refuses_bad_input_cleanly() {
 /// negative weight (DBSCAN, as scikit-learn).
 const WEIGHTED: &[(&str, &[&str], bool)] = &[
     ("kmeans", &["--k", "2"], false),
+    ("bisecting-kmeans", &["--k", "2"], false),
     ("kmeans", &["--k", "2", "--algorithm", "lloyd"], false),
     ("kmeans", &["--k", "2:3"], false),
     ("minibatch-kmeans", &["--k", "2"], false),
@@ -944,4 +950,22 @@ fn closed_pipes_and_full_devices_end_runs_cleanly() {
         failures.push(format!("kmeans --k 0 | stderr full: exit {code:?}"));
     }
     report("stream matrix", count, &failures);
+}
+
+/// Every described method that fits points is a subcommand of this matrix, and every
+/// subcommand of the matrix but `distances` is a described method: a method added to
+/// `clustr::methods::METHODS` without its line here fails.
+#[test]
+fn the_matrix_covers_every_described_method() {
+    let subs: Vec<&str> = SUBS
+        .iter()
+        .map(|s| s.name)
+        .filter(|&n| n != "distances")
+        .collect();
+    for m in clustr::methods::METHODS.iter().filter(|m| m.fit.is_some()) {
+        assert!(subs.contains(&m.name), "{} is missing from SUBS", m.name);
+    }
+    for name in subs {
+        assert!(clustr::methods::method(name).is_some(), "{name} is not described");
+    }
 }

@@ -1,5 +1,5 @@
 //! The bad-input matrix through the library (issue #9): the cases of `tests/bad_inputs.rs`
-//! given to every algorithm's `fit` and to the readers return `Err` with the right variant
+//! given to every described method's `fit` (`clustr::methods::METHODS`) and to the readers return `Err` with the right variant
 //! (and the row, column, line or parameter it names), never a panic; the inputs with a
 //! documented result (a zero-variance column, a single point, k above the distinct points)
 //! return `Ok` or a parameter error. The number of cases is printed.
@@ -7,70 +7,20 @@
 mod common;
 use clustr::data::read_matrix;
 use clustr::density::{Dbscan, Optics};
-use clustr::kernel::kpkm::{Kpkm, RffKpkm};
-use clustr::kernel::mkpkm::IpRffMkpkm;
-use clustr::kernel::power::PowerKMeans;
-use clustr::kmeans::minibatch::MiniBatchKMeans;
-use clustr::kmeans::KMeans;
-use clustr::kmedoids::{Clara, Clarans, KMedoids};
-use clustr::mixture::gmm::GaussianMixture;
-use clustr::mixture::ppp::Ppp;
-use clustr::{DenseMatrix, Error, Fit, MetricKind, OnTheFly, Result};
-use ndarray::{array, Array2, ArrayView2};
+use clustr::methods::{Method, Size, METHODS};
+use clustr::{DenseMatrix, Error, Fit, Result};
+use ndarray::{array, Array2};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-type FitFn = Box<dyn Fn(ArrayView2<f64>, usize) -> Result<()>>;
 /// Whether an error is the expected one.
 type IsRight = fn(&Error) -> bool;
 
-/// Every algorithm that takes points and k, as a closure that fits and drops the model.
-fn algorithms() -> Vec<(&'static str, FitFn)> {
-    fn on_points<P: for<'a> Fit<OnTheFly<'a, f64, MetricKind>>>(
-        make: impl Fn(usize) -> P + 'static,
-    ) -> FitFn {
-        Box::new(move |x, k| {
-            let d = OnTheFly::new(x, MetricKind::Euclidean)?;
-            make(k).fit(&d).map(drop)
-        })
-    }
-    vec![
-        ("kmeans", Box::new(|x, k| KMeans::new(k).fit(&x).map(drop))),
-        (
-            "minibatch-kmeans",
-            Box::new(|x, k| MiniBatchKMeans::new(k).fit(&x).map(drop)),
-        ),
-        ("gmm", Box::new(|x, k| GaussianMixture::new(k).fit(&x).map(drop))),
-        ("ppp", Box::new(|x, k| Ppp::new(1, k).n_runs(2).fit(&x).map(drop))),
-        (
-            "power-kmeans",
-            Box::new(|x, k| PowerKMeans::new(k).fit(&x).map(drop)),
-        ),
-        ("kpkm", Box::new(|x, k| Kpkm::new(k).fit(&x).map(drop))),
-        (
-            "rff-kpkm",
-            Box::new(|x, k| RffKpkm::new(k).n_features(50).fit(&x).map(drop)),
-        ),
-        (
-            "ip-rff-mkpkm",
-            Box::new(|x, k| IpRffMkpkm::new(k).n_features(50).fit(&x).map(drop)),
-        ),
-        ("pam", on_points(KMedoids::pam)),
-        ("fastpam1", on_points(KMedoids::fastpam1)),
-        ("fastpam2", on_points(KMedoids::fastpam2)),
-        ("fasterpam", on_points(KMedoids::fasterpam)),
-        ("alternating", on_points(KMedoids::alternating)),
-        ("clara", on_points(Clara::new)),
-        ("fastclara", on_points(Clara::fastclara)),
-        ("fasterclara", on_points(Clara::fasterclara)),
-        ("clarans", on_points(Clarans::new)),
-        ("fastclarans", on_points(Clarans::fastclarans)),
-        // The density methods take no k: it stands for min_samples.
-        (
-            "dbscan",
-            Box::new(|x, k| Dbscan::new(1.5).min_samples(k).fit(&x).map(drop)),
-        ),
-        ("optics", Box::new(|x, k| Optics::new(k.max(2)).fit(&x).map(drop))),
-    ]
+/// Every method of the description that fits points (all but MagmaClust), with its one fit
+/// call: a method added to `clustr::methods::METHODS` is in this matrix without an edit.
+fn algorithms() -> Vec<&'static Method> {
+    let all: Vec<&Method> = METHODS.iter().filter(|m| m.fit.is_some()).collect();
+    assert!(all.len() + 1 >= METHODS.len(), "only MagmaClust fits no points");
+    all
 }
 
 /// Eight distinct 2-d points in two groups.
@@ -143,19 +93,23 @@ fn every_fit_returns_the_right_error() {
     ];
     let mut failures = Vec::new();
     let mut count = 0;
-    for (name, fit) in algorithms() {
-        let density = name == "dbscan" || name == "optics";
+    for method in algorithms() {
+        let (name, fit) = (method.name, method.fit.expect("fits points"));
+        let density = method.size != Size::Clusters;
         for (case, x, k, expect) in &cases {
             let expect = match (density, case, expect) {
-                // k stands for min_samples: 0 is refused (OPTICS clamps to 2), above n is fine.
+                // k stands for min_samples (HDBSCAN: min_cluster_size): 0 is refused (OPTICS and
+                // HDBSCAN clamp to 2), above n is fine.
                 (true, &"k = 0", _) if name == "dbscan" => &Expect::Param("min_samples"),
                 (true, &"k = 0" | &"k > n", _) => &Expect::OkOrParam,
+                // Single linkage's k is its cut's n_clusters.
+                (false, &"k = 0" | &"k > n", _) if name == "single-linkage" => &Expect::Param("n_clusters"),
                 // PPP's k is the top of its k range.
                 (false, &"k = 0", _) if name == "ppp" => &Expect::Param("k range"),
                 _ => expect,
             };
             count += 1;
-            let r = catch_unwind(AssertUnwindSafe(|| fit(x.view(), *k)));
+            let r = catch_unwind(AssertUnwindSafe(|| fit(x.view(), *k).map(drop)));
             if let Some(why) = judge(r, expect) {
                 failures.push(format!("{name} / {case}: {why}"));
             }

@@ -156,6 +156,96 @@ class KMeans(_Centroids):
         return self
 
 
+class BisectingKMeans(_Centroids):
+    """Bisecting k-means with scikit-learn's interface, names and defaults: k − 1 times, the
+    cluster of largest inertia (``bisecting_strategy="biggest_inertia"``) or of most points
+    (``"largest_cluster"``) is split in two by 2-means (``n_init`` runs from ``init``).
+
+    ``predict`` descends the tree of splits to the nearer half at each node, as
+    scikit-learn's (not always the nearest centre). From the same starts at every split the
+    labels, centres and inertia equal scikit-learn's; ``random_state`` seeds clustr's own
+    generator, so its random starts differ from scikit-learn's, and ``init`` takes no
+    callable. ``verbose`` and ``copy_x`` are not taken (X is never modified).
+    """
+
+    _parameter_constraints = {
+        "n_clusters": [Interval(numbers.Integral, 1, None, closed="left")],
+        "init": [StrOptions({"k-means++", "random"})],
+        "n_init": [Interval(numbers.Integral, 1, None, closed="left")],
+        "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
+        "tol": [Interval(numbers.Real, 0, None, closed="left")],
+        "random_state": RANDOM_STATE,
+        "algorithm": [StrOptions({"lloyd", "elkan"})],
+        "bisecting_strategy": [StrOptions({"biggest_inertia", "largest_cluster"})],
+        "n_threads": THREADS,
+    }
+
+    def __init__(
+        self,
+        n_clusters=8,
+        *,
+        init="random",
+        n_init=1,
+        random_state=None,
+        max_iter=300,
+        tol=1e-4,
+        algorithm="lloyd",
+        bisecting_strategy="biggest_inertia",
+        n_threads=None,
+    ):
+        self.n_clusters = n_clusters
+        self.init = init
+        self.n_init = n_init
+        self.random_state = random_state
+        self.max_iter = max_iter
+        self.tol = tol
+        self.algorithm = algorithm
+        self.bisecting_strategy = bisecting_strategy
+        self.n_threads = n_threads
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None, sample_weight=None):
+        X = points(self, X, reset=True)
+        w = _weights(sample_weight, X)
+        params = {
+            "n_clusters": self.n_clusters, "init": self.init, "n_init": self.n_init,
+            "max_iter": self.max_iter, "tol": self.tol, "seed": seed(self.random_state),
+            "algorithm": self.algorithm, "bisecting_strategy": self.bisecting_strategy,
+        }
+        out = _clustr.bisecting_kmeans_fit(X, params, w, n_threads(self))
+        self._set_centres(out, X)
+        self.inertia_ = float(out["inertia"])
+        self._tree_centers = out["tree_centers"]
+        self._tree_children = np.asarray(out["tree_children"], dtype=np.intp)
+        leaves = []
+        stack = [0]
+        while stack:  # (left before right)
+            node = stack.pop()
+            left, right = self._tree_children[node]
+            if left < 0:
+                leaves.append(node)
+            else:
+                stack += [right, left]
+        self._leaf_label = np.full(len(self._tree_children), -1, dtype=np.int64)
+        self._leaf_label[leaves] = np.arange(len(leaves))
+        return self
+
+    def predict(self, X):
+        check_is_fitted(self)
+        X = points(self, X, reset=False)
+        node = np.zeros(X.shape[0], dtype=np.intp)
+        centres = self._tree_centers.astype(np.float64)
+        while True:
+            inner = np.flatnonzero(self._tree_children[node, 0] >= 0)
+            if inner.size == 0:
+                return self._leaf_label[node]
+            left, right = self._tree_children[node[inner]].T
+            rows = X[inner].astype(np.float64)
+            d_left = ((rows - centres[left]) ** 2).sum(axis=1)
+            d_right = ((rows - centres[right]) ** 2).sum(axis=1)
+            node[inner] = np.where(d_right < d_left, right, left)
+
+
 class MiniBatchKMeans(_Centroids):
     """Mini-batch k-means (Sculley 2010, with scikit-learn's step sizes and reassignment).
 
@@ -953,7 +1043,7 @@ def expected_failed_checks(estimator):
                 "rows make different draws; from BUILD the fits are equal"
             )
         return failing
-    if isinstance(estimator, (KMeans, MiniBatchKMeans, GaussianMixture, PowerKMeans, RffKpkm)):
+    if isinstance(estimator, (KMeans, BisectingKMeans, MiniBatchKMeans, GaussianMixture, PowerKMeans, RffKpkm)):
         # scikit-learn declares the same for its KMeans and MiniBatchKMeans.
         return {
             "check_sample_weight_equivalence_on_dense_data": "seeding draws points in "

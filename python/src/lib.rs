@@ -16,7 +16,7 @@ use clustr::density::{Dbscan, Extraction, Hdbscan, IndexKind, Optics};
 use clustr::kernel::{
     Bandwidth, IpRffMkpkm, PowerInit, PowerKMeans, RandomFourierFeatures, RffKpkm, Schedule,
 };
-use clustr::kmeans::{Algorithm, KMeans, KMeansInit, MiniBatchKMeans};
+use clustr::kmeans::{Algorithm, BisectingInit, BisectingKMeans, BisectingStrategy, KMeans, KMeansInit, MiniBatchKMeans};
 use clustr::kmedoids::{Clara, Clarans, Init, KMedoids, KMedoidsModel, KValue};
 use clustr::mixture::{CovarianceType, Covariances, GaussianMixture, GaussianMixtureModel, GmmInit, Mixture};
 use clustr::{
@@ -214,6 +214,63 @@ fn kmeans_fit<'py>(
             ("converged", val(py, m.converged)?),
         ])
     })
+}
+
+/// Bisecting k-means; the tree comes back for `predict` (node centres and children, −1 for a
+/// leaf).
+#[pyfunction]
+#[pyo3(signature = (x, params, sample_weight, n_threads))]
+fn bisecting_kmeans_fit<'py>(
+    py: Python<'py>,
+    x: Points<'py>,
+    params: &Bound<'py, PyDict>,
+    sample_weight: Option<Vec<f64>>,
+    n_threads: usize,
+) -> PyResult<Bound<'py, PyDict>> {
+    let get = |key: &str| -> PyResult<Bound<'py, PyAny>> {
+        params
+            .get_item(key)?
+            .ok_or_else(|| PyValueError::new_err(format!("missing parameter {key}")))
+    };
+    let mut est = BisectingKMeans::new(get("n_clusters")?.extract()?)
+        .n_init(get("n_init")?.extract()?)
+        .max_iter(get("max_iter")?.extract()?)
+        .tol(get("tol")?.extract()?)
+        .seed(get("seed")?.extract()?)
+        .init(match get("init")?.extract::<String>()?.as_str() {
+            "random" => BisectingInit::Random,
+            "k-means++" => BisectingInit::KMeansPlusPlus,
+            other => return Err(PyValueError::new_err(format!("unknown init {other:?}"))),
+        })
+        .algorithm(get("algorithm")?.extract::<String>()?.parse().map_err(to_py)?)
+        .bisecting_strategy(match get("bisecting_strategy")?.extract::<String>()?.as_str() {
+            "largest_cluster" => BisectingStrategy::LargestCluster,
+            _ => BisectingStrategy::BiggestInertia,
+        });
+    est.sample_weight = sample_weight;
+    with_points!(x, v => {
+        let m = run(py, n_threads, |p| est.progress(p).fit(&v))?;
+        let children: Vec<i64> = m
+            .tree_children
+            .iter()
+            .flat_map(|c| c.map_or([-1, -1], |(l, r)| [l as i64, r as i64]))
+            .collect();
+        let n_nodes = m.tree_children.len();
+        out(py, vec![
+            ("cluster_centers", arr2(py, m.centers)),
+            ("labels", arr1(py, m.labels)),
+            ("inertia", val(py, m.inertia)?),
+            ("n_iter", val(py, m.n_iter)?),
+            ("tree_centers", arr2(py, m.tree_centers)),
+            ("tree_children", arr2(py, Array2::from_shape_vec((n_nodes, 2), children).map_err(|e| PyValueError::new_err(e.to_string()))?)),
+        ])
+    })
+}
+
+/// The described methods, as (name, Python estimator or None).
+#[pyfunction]
+fn methods() -> Vec<(&'static str, Option<&'static str>)> {
+    clustr::methods::METHODS.iter().map(|m| (m.name, m.python)).collect()
 }
 
 fn kmeans_init(init: &str, centers: Option<PyReadonlyArray2<'_, f64>>) -> PyResult<KMeansInit> {
@@ -956,6 +1013,8 @@ fn max_memory() -> u64 {
 #[pymodule]
 fn _clustr(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(kmeans_fit, m)?)?;
+    m.add_function(wrap_pyfunction!(bisecting_kmeans_fit, m)?)?;
+    m.add_function(wrap_pyfunction!(methods, m)?)?;
     m.add_function(wrap_pyfunction!(minibatch_kmeans_fit, m)?)?;
     m.add_function(wrap_pyfunction!(nearest, m)?)?;
     m.add_function(wrap_pyfunction!(pairwise, m)?)?;

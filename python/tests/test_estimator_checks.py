@@ -7,6 +7,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 ESTIMATORS = [
     clustr.KMeans(3, random_state=0),
     clustr.KMeans(3, algorithm="elkan", random_state=0),
+    clustr.BisectingKMeans(3, random_state=0),
     clustr.MiniBatchKMeans(3, random_state=0),
     clustr.GaussianMixture(2, random_state=0),
     clustr.GaussianMixture(2, covariance_type="diag", random_state=0),
@@ -32,3 +33,21 @@ ESTIMATORS = [
 @parametrize_with_checks(ESTIMATORS, expected_failed_checks=clustr.expected_failed_checks)
 def test_sklearn_estimator_checks(estimator, check):
     check(estimator)
+
+
+def test_every_described_method_is_checked():
+    """Every method of the library's description with a Python estimator is exported and in
+    ESTIMATORS (the k-medoids methods each as a KMedoids method)."""
+    from clustr import _clustr
+
+    checked = {type(e).__name__ for e in ESTIMATORS}
+    kmedoids = {e.method for e in ESTIMATORS if type(e).__name__ == "KMedoids"}
+    described = _clustr.methods()
+    assert len(described) >= 25
+    for name, python in described:
+        if python is None:
+            continue
+        assert python in clustr.__all__, name
+        assert python in checked, name
+        if python == "KMedoids":
+            assert name in kmedoids, name

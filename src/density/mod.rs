@@ -1,5 +1,5 @@
 //! Density-based clustering: DBSCAN ([`dbscan`]), OPTICS ([`optics`]), HDBSCAN and single
-//! linkage ([`hdbscan`]) over spatial indexes ([`index`]): k-d tree, ball tree (haversine and
+//! linkage ([`hdbscan`], [`linkage`]) over spatial indexes ([`index`]): k-d tree, ball tree (haversine and
 //! cosine included) and brute force.
 //!
 //! For geographic data use [`MetricKind::Haversine`](crate::MetricKind::Haversine): rows are
@@ -9,6 +9,7 @@ pub mod dbscan;
 pub mod hdbscan;
 pub mod hierarchy;
 pub mod index;
+pub mod linkage;
 pub(crate) mod mst;
 pub mod optics;
 
@@ -17,4 +18,5 @@ pub use dbscan::{CorePointPredictor, Dbscan, DbscanModel};
 pub use hdbscan::{Hdbscan, HdbscanModel};
 pub use hierarchy::{ClusterSelection, CondensedRow, Merge};
 pub use index::{IndexKind, NeighborIndex};
+pub use linkage::{SingleLinkage, SingleLinkageModel};
 pub use optics::{Extraction, Optics, OpticsModel};

@@ -42,8 +42,10 @@
 //!
 //! Files: this one holds the estimator and the model; `init.rs` the seeding (k-means++, random
 //! rows) other families use too; `lloyd.rs` the iteration; `elkan.rs` and `hamerly.rs` the
-//! bound-keeping assignment steps; `minibatch.rs` mini-batch k-means.
+//! bound-keeping assignment steps; `minibatch.rs` mini-batch k-means; `bisecting.rs` bisecting
+//! k-means.
 
+pub mod bisecting;
 mod elkan;
 mod hamerly;
 mod init;
@@ -51,6 +53,7 @@ mod lloyd;
 pub mod minibatch;
 
 use crate::estimator::shared_setters;
+pub use bisecting::{BisectingInit, BisectingKMeans, BisectingKMeansModel, BisectingStrategy};
 pub(crate) use init::{greedy_kmeans_plus_plus, random_rows};
 pub use init::{kmeans_plus_plus, kmeans_plus_plus_indices};
 use lloyd::lloyd;

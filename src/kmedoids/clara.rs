@@ -24,7 +24,7 @@ use crate::error::{Error, Result};
 use crate::estimator::shared_setters;
 use crate::estimator::{Fit, Progress, ProgressFn};
 use crate::memory::{check_fit, product, MemoryEstimate};
-use crate::metric::Metric;
+use crate::metric::{Metric, MetricKind};
 use crate::rng::SeededRng;
 use crate::scalar::Scalar;
 use ndarray::{Array2, ArrayView2};
@@ -78,6 +78,9 @@ pub struct Clara {
     /// The weight of each object (`None`: all 1), as [`KMedoids::sample_weight`]; one
     /// process, the assignment on the CPU.
     pub sample_weight: Option<Vec<f64>>,
+    /// The metric of points fitted with [`Fit`] on an `ArrayView2` (default Euclidean); a
+    /// dissimilarity given to `fit` carries its own.
+    pub metric: MetricKind,
 }
 
 impl Clara {
@@ -94,7 +97,13 @@ impl Clara {
             comm: single_process(),
             backend: AnyBackend::default(),
             sample_weight: None,
+            metric: MetricKind::Euclidean,
         }
+    }
+    /// The metric of points fitted with [`Fit`] on an `ArrayView2` (default Euclidean).
+    pub fn metric(mut self, metric: MetricKind) -> Self {
+        self.metric = metric;
+        self
     }
     /// The weight of each object (see [`Clara::sample_weight`](struct.Clara.html#structfield.sample_weight)).
     pub fn sample_weight(mut self, w: Vec<f64>) -> Self {
@@ -414,6 +423,16 @@ impl Clara {
             n_swaps: total_swaps,
             converged: true,
         })
+    }
+}
+
+/// Points are fitted as every estimator fits them: `Clara::new(k).fit(&x)`, under
+/// [`Clara::metric`] (as [`Clara::fit_points`]).
+impl<F: Scalar + KValue<Loss = f64>> Fit<ArrayView2<'_, F>> for Clara {
+    type Model = KMedoidsModel<f64>;
+
+    fn fit(&self, x: &ArrayView2<'_, F>) -> Result<Self::Model> {
+        self.fit_points(x.view(), &self.metric)
     }
 }
 

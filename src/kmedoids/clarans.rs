@@ -11,12 +11,15 @@
 use super::swap::{LossOf, State};
 use super::{random_medoids, KMedoidsModel, KValue, Loss};
 use crate::data::validate::check_k;
-use crate::dissim::Dissimilarity;
+use crate::dissim::{Dissimilarity, OnTheFly};
 use crate::error::{Error, Result};
 use crate::estimator::shared_setters;
 use crate::estimator::{Fit, Progress, ProgressFn};
 use crate::memory::{check_fit, product, MemoryEstimate};
+use crate::metric::MetricKind;
 use crate::rng::SeededRng;
+use crate::scalar::Scalar;
+use ndarray::ArrayView2;
 use num_traits::ToPrimitive;
 use rand::{Rng, SeedableRng};
 
@@ -57,6 +60,9 @@ pub struct Clarans {
     pub progress: Option<ProgressFn>,
     /// The weight of each object (`None`: all 1), as [`super::KMedoids::sample_weight`].
     pub sample_weight: Option<Vec<f64>>,
+    /// The metric of points fitted with [`Fit`] on an `ArrayView2` (default Euclidean); a
+    /// dissimilarity given to `fit` carries its own.
+    pub metric: MetricKind,
 }
 
 impl Clarans {
@@ -70,6 +76,7 @@ impl Clarans {
             seed: 0,
             progress: None,
             sample_weight: None,
+            metric: MetricKind::Euclidean,
         }
     }
     /// FastCLARANS with ELKI's defaults.
@@ -82,7 +89,13 @@ impl Clarans {
             seed: 0,
             progress: None,
             sample_weight: None,
+            metric: MetricKind::Euclidean,
         }
+    }
+    /// The metric of points fitted with [`Fit`] on an `ArrayView2` (default Euclidean).
+    pub fn metric(mut self, metric: MetricKind) -> Self {
+        self.metric = metric;
+        self
     }
     /// Local searches.
     pub fn numlocal(mut self, v: usize) -> Self {
@@ -130,6 +143,17 @@ impl MemoryEstimate for Clarans {
     /// The current and best assignments with their nearest and second-nearest caches.
     fn memory_estimate(&self, n: usize, _d: usize, elem: usize) -> u64 {
         product(&[n, 2, 40 + 2 * elem]).saturating_add(product(&[self.k, 16]))
+    }
+}
+
+/// Points are fitted as every estimator fits them: `Clarans::new(k).fit(&x)`, under
+/// [`Clarans::metric`], the dissimilarities computed when needed (CLARANS reads O(n·k) of
+/// them per local search).
+impl<F: Scalar + KValue<Loss = f64>> Fit<ArrayView2<'_, F>> for Clarans {
+    type Model = KMedoidsModel<f64>;
+
+    fn fit(&self, x: &ArrayView2<'_, F>) -> Result<Self::Model> {
+        self.fit(&OnTheFly::new(x.view(), self.metric)?)
     }
 }
 

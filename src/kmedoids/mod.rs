@@ -37,7 +37,7 @@ use crate::error::{Error, Result};
 use crate::estimator::shared_setters;
 use crate::estimator::{Clustering, Fit, ProgressFn};
 use crate::memory::{check_fit, product, MemoryEstimate};
-use crate::metric::Metric;
+use crate::metric::{Metric, MetricKind};
 use crate::scalar::Scalar;
 use ndarray::ArrayView2;
 use num_traits::{ToPrimitive, Zero};
@@ -219,6 +219,9 @@ pub struct KMedoids {
     /// integer weight counting as that many copies of the object. Non-negative, not all 0;
     /// whole numbers with an integer dissimilarity. A weighted fit scans on the CPU.
     pub sample_weight: Option<Vec<f64>>,
+    /// The metric of points fitted with [`Fit`] on an `ArrayView2` (default Euclidean); a
+    /// dissimilarity given to `fit` carries its own.
+    pub metric: MetricKind,
     /// A method parameter set for a method it does not belong to (`fasttol` or `shuffle`),
     /// which the fit refuses rather than ignores.
     misplaced: Option<(&'static str, String)>,
@@ -235,8 +238,15 @@ impl KMedoids {
             progress: None,
             backend: AnyBackend::default(),
             sample_weight: None,
+            metric: MetricKind::Euclidean,
             misplaced: None,
         }
+    }
+
+    /// The metric of points fitted with [`Fit`] on an `ArrayView2` (default Euclidean).
+    pub fn metric(mut self, metric: MetricKind) -> Self {
+        self.metric = metric;
+        self
     }
     /// PAM: BUILD + the original SWAP.
     pub fn pam(k: usize) -> Self {
@@ -425,6 +435,16 @@ where
 
     fn fit(&self, d: &D) -> Result<Self::Model> {
         self.fit_with(d, None)
+    }
+}
+
+/// Points are fitted as every estimator fits them: `KMedoids::fasterpam(k).fit(&x)`, under
+/// [`KMedoids::metric`] (see [`KMedoids::fit_points`] for where the distances are computed).
+impl<F: Scalar + KValue<Loss = f64>> Fit<ArrayView2<'_, F>> for KMedoids {
+    type Model = KMedoidsModel<f64>;
+
+    fn fit(&self, x: &ArrayView2<'_, F>) -> Result<Self::Model> {
+        self.fit_points(x.view(), &self.metric)
     }
 }
 

@@ -1,13 +1,17 @@
 //! `clustr kmeans INPUT --k K [--init k-means++|random|FILE] [--n-init N] [--tol T] ...` and
-//! `clustr minibatch-kmeans INPUT --k K [--batch-size B] ...` (a .npy input is streamed).
+//! `clustr minibatch-kmeans INPUT --k K [--batch-size B] ...` (a .npy input is streamed) and
+//! `clustr bisecting-kmeans INPUT --k K [--bisecting-strategy S] ...`.
 
 use crate::harness::{insert_k_selection, silhouette_rows, Chosen, KChoice, WithK};
 use crate::harness::{
     load_points, secs, AlgoArgs, CliResult, Dtype, ExecArgs, ModelOutArg, OutputArgs, Processes, Report,
 };
-use crate::harness::{read_matrix, SampleWeightArg};
+use crate::harness::{read_matrix, CliError, SampleWeightArg};
 use clustr::data::FileKind;
-use clustr::kmeans::{Algorithm, KMeans, KMeansInit, MiniBatchKMeans, MiniBatchKMeansModel};
+use clustr::kmeans::{
+    Algorithm, BisectingInit, BisectingKMeans, BisectingStrategy, KMeans, KMeansInit, MiniBatchKMeans,
+    MiniBatchKMeansModel,
+};
 use clustr::memory::MemoryEstimate as _;
 use clustr::select_k::Criterion;
 use clustr::Backend as _;
@@ -144,6 +148,115 @@ fn fit<F: Scalar>(params: KMeans, a: &Args) -> CliResult {
         k: Some(k),
         model: &model,
         backend: backend_name,
+        threads,
+        seed: a.algo.seed,
+        seconds: vec![("read", read_s), ("fit", fit_s)],
+        extra,
+    }
+    .emit(a.algo.labels_out.as_deref(), &a.output, started)
+}
+
+#[derive(clap::Args)]
+pub struct BisectingArgs {
+    /// Points, rows = samples (.npy or .csv).
+    input: PathBuf,
+    #[command(flatten)]
+    algo: AlgoArgs,
+    /// lloyd or elkan (the same result).
+    #[arg(long, default_value = "lloyd")]
+    algorithm: String,
+    /// Starts of each split: random (two points drawn by weight, scikit-learn's default) or
+    /// k-means++.
+    #[arg(long, default_value = "random")]
+    init: String,
+    /// 2-means runs per split, the lowest inertia kept (default 1).
+    #[arg(long)]
+    n_init: Option<usize>,
+    /// Which cluster is split next: biggest_inertia or largest_cluster.
+    #[arg(long, default_value = "biggest_inertia")]
+    bisecting_strategy: String,
+    /// Relative tolerance, multiplied by the mean feature variance (default 1e-4).
+    #[arg(long)]
+    tol: Option<f64>,
+    #[command(flatten)]
+    weights: SampleWeightArg,
+    #[command(flatten)]
+    model: ModelOutArg,
+    #[command(flatten)]
+    exec: ExecArgs,
+    #[command(flatten)]
+    output: OutputArgs,
+}
+
+pub fn run_bisecting(a: BisectingArgs) -> CliResult {
+    let k = a.algo.single_k("bisecting-kmeans")?;
+    let mut params = BisectingKMeans::new(k)
+        .seed(a.algo.seed)
+        .algorithm(match a.algorithm.as_str() {
+            "lloyd" => Algorithm::Lloyd,
+            "elkan" => Algorithm::Elkan,
+            other => {
+                return Err(CliError::usage(format!(
+                    "--algorithm {other}: use lloyd or elkan"
+                )))
+            }
+        })
+        .init(match a.init.as_str() {
+            "random" => BisectingInit::Random,
+            "k-means++" | "kmeans++" => BisectingInit::KMeansPlusPlus,
+            other => {
+                return Err(CliError::usage(format!(
+                    "--init {other}: use random or k-means++"
+                )))
+            }
+        })
+        .bisecting_strategy(match a.bisecting_strategy.as_str() {
+            "biggest_inertia" => BisectingStrategy::BiggestInertia,
+            "largest_cluster" => BisectingStrategy::LargestCluster,
+            other => {
+                return Err(CliError::usage(format!(
+                    "--bisecting-strategy {other}: use biggest_inertia or largest_cluster"
+                )))
+            }
+        });
+    if let Some(n) = a.n_init {
+        params = params.n_init(n);
+    }
+    if let Some(t) = a.tol {
+        params = params.tol(t);
+    }
+    if let Some(m) = a.algo.max_iter {
+        params = params.max_iter(m);
+    }
+    params.sample_weight = a.weights.read(false)?;
+    let started = Instant::now();
+    let ((model, d, read_s, fit_s), threads) = a.exec.run(|backend| {
+        if backend.name() != "cpu" && a.exec.backend == "cuda" {
+            return Err(CliError::usage(
+                "bisecting-kmeans runs on the CPU only: leave out --backend cuda",
+            ));
+        }
+        let t0 = Instant::now();
+        let x = load_points::<f64>(&a.input)?;
+        let read_s = secs(t0);
+        let t1 = Instant::now();
+        let (bar, progress) =
+            crate::harness::iteration_bar(k.saturating_sub(1), "bisecting-kmeans", &a.output);
+        let model = params.clone().progress(progress).fit(&x.view())?;
+        bar.finish_and_clear();
+        Ok((model, x.ncols(), read_s, secs(t1)))
+    })?;
+    a.model.save(&model)?;
+    let mut extra = serde_json::Map::new();
+    extra.insert("centers".into(), centers_json(&model.centers));
+    extra.insert("inertia".into(), json!(model.inertia));
+    Report {
+        algorithm: "bisecting-kmeans",
+        n: model.labels.len(),
+        d: Some(d),
+        k: Some(k),
+        model: &model,
+        backend: "cpu",
         threads,
         seed: a.algo.seed,
         seconds: vec![("read", read_s), ("fit", fit_s)],

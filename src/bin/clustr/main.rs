@@ -123,6 +123,8 @@ enum Command {
     Datasets(datasets_cmd::Args),
     /// k-means (Lloyd, scikit-learn's semantics, greedy k-means++).
     Kmeans(kmeans_cmd::Args),
+    /// Bisecting k-means (scikit-learn's BisectingKMeans): split the largest cluster in two, k − 1 times.
+    BisectingKmeans(kmeans_cmd::BisectingArgs),
     /// Mini-batch k-means (scikit-learn's update rules); streams a .npy larger than memory.
     MinibatchKmeans(kmeans_cmd::MiniBatchArgs),
     /// DBSCAN (scikit-learn's semantics; O(n) memory; haversine eps in km, or --eps-m).
@@ -285,6 +287,7 @@ fn main() -> ExitCode {
             streams::out(&String::from_utf8_lossy(&script))
         }
         Command::MinibatchKmeans(a) => kmeans_cmd::run_minibatch(a),
+        Command::BisectingKmeans(a) => kmeans_cmd::run_bisecting(a),
         Command::Dbscan(a) => density_cmd::run_dbscan(a),
         Command::Optics(a) => density_cmd::run_optics(a),
         Command::Hdbscan(a) => density_cmd::run_hdbscan(a),
@@ -371,6 +374,24 @@ mod tests {
         assert_eq!(crate::harness::fits_at_once(&[1, 2, 3], &memory, 10_000), 3);
         assert_eq!(crate::harness::fits_at_once(&[5], &memory, 10), 1);
     }
+    /// Every described method is a subcommand, and every subcommand is a described method or
+    /// one of the tools around them.
+    #[test]
+    fn subcommands_are_the_described_methods() {
+        let cli = Cli::command();
+        let names: Vec<&str> = cli.get_subcommands().map(|c| c.get_name()).collect();
+        for m in clustr::methods::METHODS {
+            assert!(names.contains(&m.name), "{} has no subcommand", m.name);
+        }
+        let tools = ["distances", "eval", "datasets", "predict", "completions"];
+        for name in names {
+            assert!(
+                tools.contains(&name) || clustr::methods::method(name).is_some(),
+                "subcommand {name} is not described in clustr::methods"
+            );
+        }
+    }
+
     use crate::harness::{cli_words, flag_of};
     use clap::CommandFactory;
     use clustr::error::{hints, Suggestion};

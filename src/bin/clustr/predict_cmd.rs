@@ -3,22 +3,16 @@
 
 use crate::harness::{load_points, print_json, secs, CliError, CliResult, OutputArgs};
 use clustr::data::write_matrix;
-use clustr::density::CorePointPredictor;
-use clustr::kernel::{IpRffMkpkmModel, PowerKMeansModel, RffKpkmModel};
-use clustr::kmeans::{KMeansModel, MiniBatchKMeansModel};
-use clustr::kmedoids::MedoidPredictor;
-use clustr::mixture::GaussianMixtureModel;
-use clustr::model_file::{algorithm_of, SaveLoad};
-use clustr::{MetricKind, Predict};
-use ndarray::{Array2, ArrayView2};
+use clustr::model_file::algorithm_of;
+use ndarray::Array2;
 use serde_json::json;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Instant;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// A model file (`--model-out` of kmeans, minibatch-kmeans, gmm, ppp, the k-medoids
-    /// methods, dbscan, power-kmeans, rff-kpkm or ip-rff-mkpkm).
+    /// A model file (`--model-out` of kmeans, bisecting-kmeans, minibatch-kmeans, gmm, ppp,
+    /// the k-medoids methods, dbscan, power-kmeans, rff-kpkm or ip-rff-mkpkm).
     model: PathBuf,
     /// New points, one per row, with the training data's columns (.npy or .csv).
     input: PathBuf,
@@ -44,20 +38,17 @@ struct Prediction {
     distances: Option<Array2<f64>>,
 }
 
-fn load<M: SaveLoad>(path: &Path) -> CliResult<M> {
-    M::load(path).map_err(|e| CliError::from(e).prefixed(path))
-}
-
-/// Distances in f64 for writing.
-fn wide<F: clustr::Scalar>(a: Array2<F>) -> Array2<f64> {
-    a.mapv(|v| v.to_f64_exact())
-}
-
 pub fn run(a: Args) -> CliResult {
     let started = Instant::now();
     let algorithm = algorithm_of(&a.model).map_err(|e| CliError::from(e).prefixed(&a.model))?;
-    let gives_proba = algorithm == "gmm";
-    let gives_distances = !matches!(algorithm.as_str(), "gmm" | "dbscan");
+    let Some(file) = clustr::methods::model_file(&algorithm) else {
+        return Err(CliError::usage(format!(
+            "{}: a {algorithm} model cannot assign new points",
+            a.model.display()
+        )));
+    };
+    let model = (file.load)(&a.model).map_err(|e| CliError::from(e).prefixed(&a.model))?;
+    let (gives_proba, gives_distances) = (model.gives_proba(), model.gives_distances());
     if a.proba_out.is_some() && !gives_proba {
         return Err(CliError::usage(format!(
             "--proba-out: a {algorithm} model gives no probabilities (only gmm)"
@@ -72,7 +63,19 @@ pub fn run(a: Args) -> CliResult {
     let x = load_points::<f64>(&a.input)?;
     let read_s = secs(t0);
     let t1 = Instant::now();
-    let prediction = predict(&algorithm, &a, x.view())?;
+    let prediction = Prediction {
+        labels: model.predict(x.view())?,
+        proba: a
+            .proba_out
+            .as_ref()
+            .and_then(|_| model.predict_proba(x.view()))
+            .transpose()?,
+        distances: a
+            .transform_out
+            .as_ref()
+            .and_then(|_| model.transform(x.view()))
+            .transpose()?,
+    };
     let predict_s = secs(t1);
     let k_names = |prefix: &str, m: &Array2<f64>| -> Vec<String> {
         (0..m.ncols()).map(|c| format!("{prefix}{c}")).collect()
@@ -128,88 +131,4 @@ pub fn run(a: Args) -> CliResult {
         }))?;
     }
     Ok(())
-}
-
-/// The prediction of the model at `a.model` (its `algorithm`) for the points `v`: labels, and
-/// the probabilities or distances the arguments ask for.
-fn predict(algorithm: &str, a: &Args, v: ArrayView2<f64>) -> CliResult<Prediction> {
-    let want = a.transform_out.is_some();
-    let model_path = a.model.as_path();
-    Ok(match algorithm {
-        "kmeans" => {
-            let m: KMeansModel<f64> = load(model_path)?;
-            Prediction {
-                labels: m.predict(&v)?,
-                proba: None,
-                distances: want.then(|| m.transform(v)).transpose()?,
-            }
-        }
-        "minibatch-kmeans" => {
-            let m: MiniBatchKMeansModel<f64> = load(model_path)?;
-            Prediction {
-                labels: m.predict(&v)?,
-                proba: None,
-                distances: want.then(|| m.transform(v)).transpose()?,
-            }
-        }
-        "power-kmeans" => {
-            let m: PowerKMeansModel<f64> = load(model_path)?;
-            Prediction {
-                labels: m.predict(v)?,
-                proba: None,
-                distances: want.then(|| m.transform(v)).transpose()?,
-            }
-        }
-        "gmm" => {
-            let m: GaussianMixtureModel = load(model_path)?;
-            Prediction {
-                labels: m.predict(&v)?,
-                proba: a.proba_out.is_some().then(|| m.predict_proba(v)).transpose()?,
-                distances: None,
-            }
-        }
-        "kmedoids" => {
-            let m: MedoidPredictor<f64, MetricKind> = load(model_path)?;
-            Prediction {
-                labels: m.predict(&v)?,
-                proba: None,
-                distances: want.then(|| m.transform(v)).transpose()?,
-            }
-        }
-        "dbscan" => {
-            let m: CorePointPredictor = load(model_path)?;
-            Prediction {
-                labels: m.predict(&v)?,
-                proba: None,
-                distances: None,
-            }
-        }
-        "rff-kpkm" => {
-            let m: RffKpkmModel<f64> = load(model_path)?;
-            let distances = match want {
-                true => Some(wide(m.power.transform(m.features.transform(v)?.view())?)),
-                false => None,
-            };
-            Prediction {
-                labels: m.predict(v)?,
-                proba: None,
-                distances,
-            }
-        }
-        "ip-rff-mkpkm" => {
-            let m: IpRffMkpkmModel<f64> = load(model_path)?;
-            let d = m.transform(v)?;
-            Prediction {
-                labels: clustr::linalg::argmin_rows(&d),
-                proba: None,
-                distances: want.then_some(d),
-            }
-        }
-        other => {
-            return Err(CliError::usage(format!(
-                "{}: a {other} model cannot assign new points",
-                a.model.display()
-            )))
-        }
-    })
 }

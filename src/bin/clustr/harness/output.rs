@@ -130,7 +130,8 @@ impl Report<'_> {
             self.n,
             m.n_clusters()
         )];
-        let density = matches!(self.algorithm, "dbscan" | "optics" | "hdbscan" | "single-linkage");
+        let method = clustr::methods::method(self.algorithm);
+        let density = method.is_some_and(|m| m.family == clustr::methods::Family::Density);
         if self.extra.get("dtype").and_then(|v| v.as_str()) == Some("float32") {
             parts.push("float32 distances".into());
         }
@@ -139,12 +140,7 @@ impl Report<'_> {
             parts.push(format!("{} noise points ({pct:.1} %)", m.n_noise()));
         }
         if let Some(loss) = m.loss() {
-            let name = match self.algorithm {
-                "kmeans" | "minibatch-kmeans" | "ppp" => "inertia",
-                "gmm" => "mean log-likelihood",
-                "power-kmeans" | "kpkm" | "kernel-kmeans" | "rff-kpkm" | "ip-rff-mkpkm" => "objective",
-                _ => "loss (sum of distances to the medoids)",
-            };
+            let name = method.and_then(|m| m.objective).unwrap_or("objective");
             parts.push(format!("{name} {}", clustr::scalar::readable_to(loss, 6)));
             let state = if m.converged() {
                 "converged"
