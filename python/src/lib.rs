@@ -16,7 +16,9 @@ use clustr::density::{Dbscan, Extraction, Hdbscan, IndexKind, Optics};
 use clustr::kernel::{
     Bandwidth, IpRffMkpkm, PowerInit, PowerKMeans, RandomFourierFeatures, RffKpkm, Schedule,
 };
-use clustr::kmeans::{Algorithm, BisectingInit, BisectingKMeans, BisectingStrategy, KMeans, KMeansInit, MiniBatchKMeans};
+use clustr::kmeans::{
+    Algorithm, BisectingInit, BisectingKMeans, BisectingStrategy, KMeans, KMeansInit, MiniBatchKMeans,
+};
 use clustr::kmedoids::{Clara, Clarans, Init, KMedoids, KMedoidsModel, KValue};
 use clustr::mixture::{CovarianceType, Covariances, GaussianMixture, GaussianMixtureModel, GmmInit, Mixture};
 use clustr::{
@@ -270,7 +272,10 @@ fn bisecting_kmeans_fit<'py>(
 /// The described methods, as (name, Python estimator or None).
 #[pyfunction]
 fn methods() -> Vec<(&'static str, Option<&'static str>)> {
-    clustr::methods::METHODS.iter().map(|m| (m.name, m.python)).collect()
+    clustr::methods::METHODS
+        .iter()
+        .map(|m| (m.name, m.python))
+        .collect()
 }
 
 fn kmeans_init(init: &str, centers: Option<PyReadonlyArray2<'_, f64>>) -> PyResult<KMeansInit> {
