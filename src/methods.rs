@@ -25,12 +25,12 @@
 //! # Ok::<(), clustr::Error>(())
 //! ```
 
+use crate::backend::{AnyBackend, BackendChoice};
 use crate::density::{CorePointPredictor, Dbscan, Hdbscan, Optics, SingleLinkage};
 use crate::error::{Error, Result};
 use crate::estimator::{Clustering, Fit, Predict};
-use crate::kernel::RffKpkmModel;
 use crate::kernel::{
-    IpRffMkpkm, IpRffMkpkmModel, KernelKMeans, Kpkm, PowerKMeans, PowerKMeansModel, RffKpkm,
+    IpRffMkpkm, IpRffMkpkmModel, KernelKMeans, Kpkm, PowerKMeans, PowerKMeansModel, RffKpkm, RffKpkmModel,
 };
 use crate::kmeans::{
     BisectingKMeans, BisectingKMeansModel, KMeans, KMeansModel, MiniBatchKMeans, MiniBatchKMeansModel,
@@ -114,6 +114,23 @@ pub struct Method {
     pub fit: Option<FitPoints>,
     /// Its defaults, read from the estimator itself (the one place they are written).
     pub defaults: fn() -> Value,
+}
+
+impl Method {
+    /// The backend this method runs on for `choice`: the one chosen when a device takes over
+    /// part of its work ([`Method::device`]); otherwise the CPU, and `cuda` is refused rather
+    /// than ignored. Where the work ran is then the backend's `name()`.
+    pub fn backend(&self, choice: BackendChoice) -> Result<AnyBackend> {
+        match (self.device, choice) {
+            (Some(_), choice) => choice.resolve(),
+            (None, BackendChoice::Cuda) => Err(Error::param(
+                "backend",
+                "cuda",
+                format!("{} runs on the CPU only", self.name),
+            )),
+            (None, _) => Ok(AnyBackend::default()),
+        }
+    }
 }
 
 impl std::fmt::Debug for Method {
@@ -242,7 +259,7 @@ pub static METHODS: &[Method] = &[
         fit: Some(|x, m| boxed(Optics::new(m.max(2)).fit(&x))),
         defaults: || {
             let e = Optics::new(5);
-            json!({"min_samples": e.min_samples, "xi": 0.05, "metric": "euclidean"})
+            json!({"min_samples": e.min_samples})
         },
     },
     Method {
@@ -294,7 +311,7 @@ pub static METHODS: &[Method] = &[
         fit: Some(|x, k| boxed(PowerKMeans::new(k).fit(&x))),
         defaults: || {
             let e = PowerKMeans::new(1);
-            json!({"max_iter": e.schedule.max_iter, "tol": e.schedule.tol, "s0": e.schedule.s0, "eta": e.schedule.eta, "n_init": e.n_init})
+            json!({"max_iter": e.schedule.max_iter, "tol": e.schedule.tol, "eta": e.schedule.eta, "n_init": e.n_init})
         },
     },
     Method {

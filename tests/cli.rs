@@ -1601,6 +1601,44 @@ fn backend_cuda_without_a_device_is_a_clear_error() {
     assert_eq!(v["backend"], "cpu");
 }
 
+/// A method that gives a device no work (its description's `device` is None) refuses
+/// `--backend cuda` with one line, and with `--backend auto` reports the CPU in its JSON, on
+/// any machine; an unknown backend is a usage error of one line. Every method of the
+/// description is run once with `--backend auto` and its JSON names where it ran.
+#[test]
+fn cpu_only_methods_refuse_cuda_and_report_cpu() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    write(d, "in.csv", b"1,2\n3,4\n5,7\n9,9\n1,1\n8,8\n");
+    for m in clustr::methods::METHODS
+        .iter()
+        .filter(|m| m.device.is_none() && m.fit.is_some())
+    {
+        let args: Vec<&str> = match m.name {
+            "dbscan" => vec!["dbscan", "in.csv", "--eps", "3"],
+            "optics" | "hdbscan" => vec![m.name, "in.csv", "--min-samples", "2"],
+            "single-linkage" => vec!["single-linkage", "in.csv", "--n-clusters", "2"],
+            "ppp" => vec!["ppp", "in.csv", "--k-min", "1", "--k-max", "2", "--seeds", "2"],
+            name => vec![name, "in.csv", "--k", "2"],
+        };
+        let mut cuda = args.clone();
+        cuda.extend(["--backend", "cuda"]);
+        let out = clustr(d, &cuda);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{}: {err}", m.name);
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+        assert!(err.contains("runs on the CPU only"), "{err}");
+        let mut auto = args.clone();
+        auto.extend(["--backend", "auto", "--json"]);
+        let v = run_json(d, &auto, m.name);
+        assert_eq!(v["backend"], "cpu", "{}", m.name);
+    }
+    let out = clustr(d, &["pam", "in.csv", "--k", "2", "--backend", "tpu"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+}
+
 /// Ctrl-C (SIGINT) or SIGTERM during a long run stops it promptly (exit 130 or 143, 128 + the
 /// signal) and leaves no partial output: the streamed distance matrix's temporary file is
 /// removed.

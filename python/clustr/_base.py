@@ -39,6 +39,10 @@ _clustr = _Native()
 
 #: ``n_threads``: None (every core) or a positive count. Results do not depend on it.
 THREADS = [Interval(numbers.Integral, 1, None, closed="left"), None]
+# ``backend``: where the hot loops run ("auto": a CUDA device when the package is built with
+# one; "cuda" is refused by a method that gives a device no work). ``backend_`` says where the
+# fit ran.
+BACKEND = [StrOptions({"auto", "cpu", "cuda"})]
 RANDOM_STATE = ["random_state"]
 METRICS = StrOptions(
     {"euclidean", "sqeuclidean", "manhattan", "cityblock", "l1", "cosine", "chebyshev",

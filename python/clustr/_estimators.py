@@ -21,7 +21,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import _check_sample_weight, _num_samples, check_is_fitted, check_non_negative
 
 from ._base import _clustr
-from ._base import METRICS, RANDOM_STATE, THREADS, metric_name, n_threads, nearest, pairwise, points, seed
+from ._base import BACKEND, METRICS, RANDOM_STATE, THREADS, metric_name, n_threads, nearest, pairwise, points, seed
 
 
 def _weights(sample_weight, X, allow_negative=False):
@@ -29,6 +29,24 @@ def _weights(sample_weight, X, allow_negative=False):
     if sample_weight is None:
         return None
     return _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=not allow_negative).tolist()
+
+
+# What the package exports (clustr/__init__.py reads it): the estimators and the list of the
+# scikit-learn checks that cannot apply to them.
+__all__ = [
+    "KMeans",
+    "MiniBatchKMeans",
+    "BisectingKMeans",
+    "GaussianMixture",
+    "KMedoids",
+    "DBSCAN",
+    "OPTICS",
+    "HDBSCAN",
+    "PowerKMeans",
+    "RffKpkm",
+    "IpRffMkpkm",
+    "expected_failed_checks",
+]
 
 
 class _Centroids(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, BaseEstimator):
@@ -118,6 +136,7 @@ class KMeans(_Centroids):
         "tol": [Interval(numbers.Real, 0, None, closed="left")],
         "random_state": RANDOM_STATE,
         "algorithm": [StrOptions({"auto", "lloyd", "elkan", "hamerly"})],
+        "backend": BACKEND,
         "n_threads": THREADS,
     }
 
@@ -131,7 +150,7 @@ class KMeans(_Centroids):
         tol=1e-4,
         random_state=None,
         algorithm="auto",
-        n_threads=None,
+        backend="auto", n_threads=None,
     ):
         self.n_clusters = n_clusters
         self.init = init
@@ -140,6 +159,7 @@ class KMeans(_Centroids):
         self.tol = tol
         self.random_state = random_state
         self.algorithm = algorithm
+        self.backend = backend
         self.n_threads = n_threads
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -149,8 +169,9 @@ class KMeans(_Centroids):
         init, given = self._init_centers(X)
         out = _clustr.kmeans_fit(
             X, self.n_clusters, init, given, self._n_init(given), self.max_iter, self.tol,
-            seed(self.random_state), self.algorithm, w, n_threads(self),
+            seed(self.random_state), self.algorithm, w, self.backend, n_threads(self),
         )
+        self.backend_ = out["backend"]
         self._set_centres(out, X)
         self.inertia_ = float(out["inertia"])
         return self
@@ -216,34 +237,14 @@ class BisectingKMeans(_Centroids):
         self._set_centres(out, X)
         self.inertia_ = float(out["inertia"])
         self._tree_centers = out["tree_centers"]
-        self._tree_children = np.asarray(out["tree_children"], dtype=np.intp)
-        leaves = []
-        stack = [0]
-        while stack:  # (left before right)
-            node = stack.pop()
-            left, right = self._tree_children[node]
-            if left < 0:
-                leaves.append(node)
-            else:
-                stack += [right, left]
-        self._leaf_label = np.full(len(self._tree_children), -1, dtype=np.int64)
-        self._leaf_label[leaves] = np.arange(len(leaves))
+        self._tree_children = out["tree_children"]
         return self
 
     def predict(self, X):
         check_is_fitted(self)
         X = points(self, X, reset=False)
-        node = np.zeros(X.shape[0], dtype=np.intp)
-        centres = self._tree_centers.astype(np.float64)
-        while True:
-            inner = np.flatnonzero(self._tree_children[node, 0] >= 0)
-            if inner.size == 0:
-                return self._leaf_label[node]
-            left, right = self._tree_children[node[inner]].T
-            rows = X[inner].astype(np.float64)
-            d_left = ((rows - centres[left]) ** 2).sum(axis=1)
-            d_right = ((rows - centres[right]) ** 2).sum(axis=1)
-            node[inner] = np.where(d_right < d_left, right, left)
+        centres = self._tree_centers.astype(X.dtype, copy=False)
+        return _clustr.bisecting_kmeans_predict(X, centres, self._tree_children, n_threads(self))
 
 
 class MiniBatchKMeans(_Centroids):
@@ -266,6 +267,7 @@ class MiniBatchKMeans(_Centroids):
         "n_init": [StrOptions({"auto"}), Interval(numbers.Integral, 1, None, closed="left")],
         "reassignment_ratio": [Interval(numbers.Real, 0, None, closed="left")],
         "random_state": RANDOM_STATE,
+        "backend": BACKEND,
         "n_threads": THREADS,
     }
 
@@ -282,7 +284,7 @@ class MiniBatchKMeans(_Centroids):
         n_init="auto",
         reassignment_ratio=0.01,
         random_state=None,
-        n_threads=None,
+        backend="auto", n_threads=None,
     ):
         self.n_clusters = n_clusters
         self.init = init
@@ -294,6 +296,7 @@ class MiniBatchKMeans(_Centroids):
         self.n_init = n_init
         self.reassignment_ratio = reassignment_ratio
         self.random_state = random_state
+        self.backend = backend
         self.n_threads = n_threads
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -304,8 +307,9 @@ class MiniBatchKMeans(_Centroids):
         out = _clustr.minibatch_kmeans_fit(
             X, self.n_clusters, init, given, self.batch_size, self.max_iter, self.tol,
             self.max_no_improvement, self.init_size, self._n_init(given),
-            self.reassignment_ratio, seed(self.random_state), w, n_threads(self),
+            self.reassignment_ratio, seed(self.random_state), w, self.backend, n_threads(self),
         )
+        self.backend_ = out["backend"]
         self._set_centres(out, X)
         self.inertia_ = float(out["inertia"])
         self.n_steps_ = int(out["n_steps"])
@@ -525,6 +529,7 @@ class KMedoids(ClusterMixin, TransformerMixin, BaseEstimator):
         "numlocal": [Interval(numbers.Integral, 1, None, closed="left")],
         "maxneighbor": [Interval(numbers.Real, 0, None, closed="neither"), None],
         "random_state": RANDOM_STATE,
+        "backend": BACKEND,
         "n_threads": THREADS,
     }
 
@@ -542,7 +547,7 @@ class KMedoids(ClusterMixin, TransformerMixin, BaseEstimator):
         numlocal=2,
         maxneighbor=None,
         random_state=None,
-        n_threads=None,
+        backend="auto", n_threads=None,
     ):
         self.n_clusters = n_clusters
         self.metric = metric
@@ -555,6 +560,7 @@ class KMedoids(ClusterMixin, TransformerMixin, BaseEstimator):
         self.numlocal = numlocal
         self.maxneighbor = maxneighbor
         self.random_state = random_state
+        self.backend = backend
         self.n_threads = n_threads
 
     def __sklearn_tags__(self):
@@ -587,8 +593,9 @@ class KMedoids(ClusterMixin, TransformerMixin, BaseEstimator):
         out = _clustr.kmedoids_fit(
             X, self.n_clusters, self.method, metric, init, given, self.max_iter,
             seed(self.random_state), self.samples, self.sample_size, self.numlocal,
-            self.maxneighbor, w, n_threads(self),
+            self.maxneighbor, w, self.backend, n_threads(self),
         )
+        self.backend_ = out["backend"]
         self.medoid_indices_ = out["medoid_indices"]
         self.labels_ = out["labels"]
         self.inertia_ = float(out["inertia"])
@@ -868,11 +875,11 @@ class PowerKMeans(_Centroids):
     optima. ``s0=None`` is clustr's default for data coordinates (−1); ``n_init`` runs
     from k-means++ seeds, the best objective kept."""
 
-    _parameter_constraints = dict(_POWER)
+    _parameter_constraints = {**_POWER, "backend": BACKEND}
 
     def __init__(
         self, n_clusters=8, *, s0=None, eta=1.04, max_iter=200, tol=1e-4, n_init=10,
-        init="k-means++", random_state=None, n_threads=None,
+        init="k-means++", random_state=None, backend="auto", n_threads=None,
     ):
         self.n_clusters = n_clusters
         self.s0 = s0
@@ -882,6 +889,7 @@ class PowerKMeans(_Centroids):
         self.n_init = n_init
         self.init = init
         self.random_state = random_state
+        self.backend = backend
         self.n_threads = n_threads
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -889,8 +897,9 @@ class PowerKMeans(_Centroids):
         X = points(self, X, reset=True)
         out = _clustr.power_kmeans_fit(
             X, self.n_clusters, self.s0, self.eta, self.max_iter, self.tol, self.n_init, self.init,
-            seed(self.random_state), _weights(sample_weight, X), n_threads(self),
+            seed(self.random_state), _weights(sample_weight, X), self.backend, n_threads(self),
         )
+        self.backend_ = out["backend"]
         self._set_centres(out, X)
         self.objective_ = float(out["objective"])
         self.converged_ = bool(out["converged"])
@@ -906,13 +915,14 @@ class RffKpkm(ClusterMixin, BaseEstimator):
 
     _parameter_constraints = {
         **_POWER,
+        "backend": BACKEND,
         "n_components": [Interval(numbers.Integral, 1, None, closed="left")],
         "sigma": [Interval(numbers.Real, 0, None, closed="neither"), None],
     }
 
     def __init__(
         self, n_clusters=8, *, n_components=1000, sigma=None, s0=None, eta=1.04, max_iter=200,
-        tol=1e-4, n_init=10, init="k-means++", random_state=None, n_threads=None,
+        tol=1e-4, n_init=10, init="k-means++", random_state=None, backend="auto", n_threads=None,
     ):
         self.n_clusters = n_clusters
         self.n_components = n_components
@@ -924,6 +934,7 @@ class RffKpkm(ClusterMixin, BaseEstimator):
         self.n_init = n_init
         self.init = init
         self.random_state = random_state
+        self.backend = backend
         self.n_threads = n_threads
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -933,8 +944,9 @@ class RffKpkm(ClusterMixin, BaseEstimator):
         out = _clustr.rff_kpkm_fit(
             X, self.n_clusters, self.n_components, self.sigma, self.s0, self.eta, self.max_iter,
             self.tol, self.n_init, self.init, seed(self.random_state), _weights(sample_weight, X),
-            n_threads(self),
+            self.backend, n_threads(self),
         )
+        self.backend_ = out["backend"]
         self.cluster_centers_ = out["cluster_centers"]
         self.labels_ = out["labels"]
         self.random_weights_ = out["random_weights"]

@@ -17,12 +17,14 @@ use clustr::kernel::{
     Bandwidth, IpRffMkpkm, PowerInit, PowerKMeans, RandomFourierFeatures, RffKpkm, Schedule,
 };
 use clustr::kmeans::{
-    Algorithm, BisectingInit, BisectingKMeans, BisectingStrategy, KMeans, KMeansInit, MiniBatchKMeans,
+    Algorithm, BisectingInit, BisectingKMeans, BisectingKMeansModel, BisectingStrategy, KMeans, KMeansInit,
+    MiniBatchKMeans,
 };
 use clustr::kmedoids::{Clara, Clarans, Init, KMedoids, KMedoidsModel, KValue};
 use clustr::mixture::{CovarianceType, Covariances, GaussianMixture, GaussianMixtureModel, GmmInit, Mixture};
 use clustr::{
-    Backend, CpuBackend, DenseMatrix, Dissimilarity, Error, Fit, MetricKind, OnTheFly, ProgressFn, Scalar,
+    AnyBackend, Backend, CpuBackend, DenseMatrix, Dissimilarity, Error, Fit, MetricKind, Predict, ProgressFn,
+    Scalar,
 };
 use ndarray::{Array2, ArrayView2};
 use numpy::{Element, IntoPyArray, PyArray1, PyReadonlyArray1, PyReadonlyArray2, PyReadonlyArray3};
@@ -151,6 +153,16 @@ fn index(algorithm: &str) -> PyResult<IndexKind> {
     algorithm.parse().map_err(to_py)
 }
 
+/// The backend a described method runs on for an estimator's `backend=` (auto, cpu or cuda;
+/// see `clustr::methods::Method::backend`), and its name for `backend_`.
+fn backend_of(method: &str, choice: &str) -> PyResult<(AnyBackend, &'static str)> {
+    let m = clustr::methods::method(method)
+        .ok_or_else(|| PyValueError::new_err(format!("unknown method {method:?}")))?;
+    let b = m.backend(choice.parse().map_err(to_py)?).map_err(to_py)?;
+    let name = b.name();
+    Ok((b, name))
+}
+
 /// A dict of fitted values.
 fn out<'py>(py: Python<'py>, items: Vec<(&str, Bound<'py, PyAny>)>) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
@@ -178,7 +190,7 @@ fn indices(v: &[usize]) -> Vec<i64> {
 
 /// Lloyd-family k-means.
 #[pyfunction]
-#[pyo3(signature = (x, n_clusters, init, init_centers, n_init, max_iter, tol, seed, algorithm, sample_weight, n_threads))]
+#[pyo3(signature = (x, n_clusters, init, init_centers, n_init, max_iter, tol, seed, algorithm, sample_weight, backend, n_threads))]
 #[allow(clippy::too_many_arguments)]
 fn kmeans_fit<'py>(
     py: Python<'py>,
@@ -192,16 +204,19 @@ fn kmeans_fit<'py>(
     seed: u64,
     algorithm: &str,
     sample_weight: Option<Vec<f64>>,
+    backend: &str,
     n_threads: usize,
 ) -> PyResult<Bound<'py, PyDict>> {
     let init = kmeans_init(init, init_centers)?;
     let algorithm: Algorithm = algorithm.parse().map_err(to_py)?;
+    let (backend, ran_on) = backend_of("kmeans", backend)?;
     let mut est = KMeans::new(n_clusters)
         .init(init)
         .max_iter(max_iter)
         .tol(tol)
         .seed(seed)
-        .algorithm(algorithm);
+        .algorithm(algorithm)
+        .backend(backend);
     if let Some(n) = n_init {
         est = est.n_init(n);
     }
@@ -211,6 +226,7 @@ fn kmeans_fit<'py>(
         out(py, vec![
             ("cluster_centers", arr2(py, m.centers)),
             ("labels", arr1(py, m.labels)),
+            ("backend", val(py, ran_on)?),
             ("inertia", val(py, m.inertia)?),
             ("n_iter", val(py, m.n_iter)?),
             ("converged", val(py, m.converged)?),
@@ -269,12 +285,50 @@ fn bisecting_kmeans_fit<'py>(
     })
 }
 
-/// The described methods, as (name, Python estimator or None).
+/// Bisecting k-means' `predict`: down the tree of a fit (node centres and children, −1 for a
+/// leaf), checked as a model file's tree.
 #[pyfunction]
-fn methods() -> Vec<(&'static str, Option<&'static str>)> {
+fn bisecting_kmeans_predict<'py>(
+    py: Python<'py>,
+    x: Points<'py>,
+    tree_centers: Points<'py>,
+    tree_children: PyReadonlyArray2<'py, i64>,
+    n_threads: usize,
+) -> PyResult<Bound<'py, PyAny>> {
+    let index = |v: i64| usize::try_from(v).unwrap_or(usize::MAX); // (refused by from_tree)
+    let children: Vec<Option<(usize, usize)>> = tree_children
+        .as_array()
+        .rows()
+        .into_iter()
+        .map(|r| (r[0] >= 0 || r[1] >= 0).then(|| (index(r[0]), index(r[1]))))
+        .collect();
+    fn go<'py, F: Scalar>(
+        py: Python<'py>,
+        x: ArrayView2<F>,
+        c: ArrayView2<F>,
+        children: Vec<Option<(usize, usize)>>,
+        n_threads: usize,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let labels = run(py, n_threads, |_| {
+            BisectingKMeansModel::from_tree(c.to_owned(), children)?.predict(&x)
+        })?;
+        Ok(arr1(py, labels))
+    }
+    match (&x, &tree_centers) {
+        (Points::F64(a), Points::F64(b)) => go(py, a.as_array(), b.as_array(), children, n_threads),
+        (Points::F32(a), Points::F32(b)) => go(py, a.as_array(), b.as_array(), children, n_threads),
+        _ => Err(PyValueError::new_err(
+            "points and centres must have the same dtype",
+        )),
+    }
+}
+
+/// The described methods, as (name, Python estimator or None, defaults as JSON).
+#[pyfunction]
+fn methods() -> Vec<(&'static str, Option<&'static str>, String)> {
     clustr::methods::METHODS
         .iter()
-        .map(|m| (m.name, m.python))
+        .map(|m| (m.name, m.python, (m.defaults)().to_string()))
         .collect()
 }
 
@@ -289,7 +343,7 @@ fn kmeans_init(init: &str, centers: Option<PyReadonlyArray2<'_, f64>>) -> PyResu
 
 /// Mini-batch k-means on points in memory.
 #[pyfunction]
-#[pyo3(signature = (x, n_clusters, init, init_centers, batch_size, max_iter, tol, max_no_improvement, init_size, n_init, reassignment_ratio, seed, sample_weight, n_threads))]
+#[pyo3(signature = (x, n_clusters, init, init_centers, batch_size, max_iter, tol, max_no_improvement, init_size, n_init, reassignment_ratio, seed, sample_weight, backend, n_threads))]
 #[allow(clippy::too_many_arguments)]
 fn minibatch_kmeans_fit<'py>(
     py: Python<'py>,
@@ -306,9 +360,12 @@ fn minibatch_kmeans_fit<'py>(
     reassignment_ratio: f64,
     seed: u64,
     sample_weight: Option<Vec<f64>>,
+    backend: &str,
     n_threads: usize,
 ) -> PyResult<Bound<'py, PyDict>> {
+    let (backend, ran_on) = backend_of("minibatch-kmeans", backend)?;
     let mut est = MiniBatchKMeans::new(n_clusters)
+        .backend(backend)
         .init(kmeans_init(init, init_centers)?)
         .batch_size(batch_size)
         .max_iter(max_iter)
@@ -328,6 +385,7 @@ fn minibatch_kmeans_fit<'py>(
         out(py, vec![
             ("cluster_centers", arr2(py, m.centers)),
             ("labels", arr1(py, m.labels)),
+            ("backend", val(py, ran_on)?),
             ("inertia", val(py, m.inertia)?),
             ("n_iter", val(py, m.n_iter)?),
             ("n_steps", val(py, m.n_steps)?),
@@ -573,11 +631,26 @@ impl Medoids {
             Medoids::Clarans(e) => e.progress(p).fit(d),
         }
     }
+
+    /// Fits points with the method's own call: its distances where it computes them (a
+    /// matrix for the swap methods, on the fly for the sampling ones, on its backend).
+    fn fit_points<F: Scalar + KValue<Loss = f64>>(
+        self,
+        x: ArrayView2<F>,
+        metric: MetricKind,
+        p: ProgressFn,
+    ) -> clustr::Result<KMedoidsModel<f64>> {
+        match self {
+            Medoids::Swap(e) => e.progress(p).metric(metric).fit(&x),
+            Medoids::Clara(e) => e.progress(p).metric(metric).fit(&x),
+            Medoids::Clarans(e) => e.progress(p).metric(metric).fit(&x),
+        }
+    }
 }
 
 /// k-medoids on points under `metric_name`, or on a precomputed square matrix.
 #[pyfunction]
-#[pyo3(signature = (x, n_clusters, method, metric_name, init, medoids_init, max_iter, seed, samples, sample_size, numlocal, maxneighbor, sample_weight, n_threads))]
+#[pyo3(signature = (x, n_clusters, method, metric_name, init, medoids_init, max_iter, seed, samples, sample_size, numlocal, maxneighbor, sample_weight, backend, n_threads))]
 #[allow(clippy::too_many_arguments)]
 fn kmedoids_fit<'py>(
     py: Python<'py>,
@@ -594,9 +667,11 @@ fn kmedoids_fit<'py>(
     numlocal: usize,
     maxneighbor: Option<f64>,
     sample_weight: Option<Vec<f64>>,
+    backend: &str,
     n_threads: usize,
 ) -> PyResult<Bound<'py, PyDict>> {
     let k = n_clusters;
+    let (backend, ran_on) = backend_of(method, backend)?;
     let est = match method {
         "pam" | "fastpam1" | "fastpam2" | "fasterpam" | "alternating" => {
             let mut e = match method {
@@ -607,7 +682,8 @@ fn kmedoids_fit<'py>(
                 _ => KMedoids::alternating(k),
             }
             .seed(seed)
-            .max_iter(max_iter);
+            .max_iter(max_iter)
+            .backend(backend);
             match (medoids_init, init) {
                 (Some(m), _) => e = e.init(Init::Given(m)),
                 (None, Some(name)) => e = e.init(name.parse().map_err(to_py)?),
@@ -625,7 +701,8 @@ fn kmedoids_fit<'py>(
             }
             .samples(samples)
             .max_iter(max_iter)
-            .seed(seed);
+            .seed(seed)
+            .backend(backend);
             if let Some(s) = sample_size {
                 e = e.sample_size(s);
             }
@@ -651,15 +728,7 @@ fn kmedoids_fit<'py>(
             run(py, n_threads, |p| est.fit(&DenseMatrix::new(v)?, p))?
         } else {
             let m = metric(metric_name)?;
-            run(py, n_threads, |p| {
-                clustr::data::validate::check_points(v)?;
-                match est {
-                    // The swap methods read each dissimilarity many times: one n × n matrix.
-                    Medoids::Swap(_) => est.fit(&DenseMatrix::from_points(v, &m, &CpuBackend::default())?, p),
-                    // The sampling methods need O(n·k) of them: computed when needed.
-                    _ => est.fit(&OnTheFly::new(v, m)?, p),
-                }
-            })?
+            run(py, n_threads, |p| est.fit_points(v, m, p))?
         }
     });
     out(
@@ -668,6 +737,7 @@ fn kmedoids_fit<'py>(
             ("medoid_indices", arr1(py, indices(&model.medoids))),
             ("initial_medoids", arr1(py, indices(&model.initial_medoids))),
             ("labels", arr1(py, model.labels)),
+            ("backend", val(py, ran_on)?),
             ("inertia", val(py, model.loss)?),
             ("n_iter", val(py, model.n_iter)?),
             ("n_swaps", val(py, model.n_swaps)?),
@@ -832,7 +902,7 @@ fn schedule(base: Schedule, s0: Option<f64>, eta: f64, max_iter: usize, tol: f64
 
 /// Power k-means on the points' coordinates.
 #[pyfunction]
-#[pyo3(signature = (x, n_clusters, s0, eta, max_iter, tol, n_init, init, seed, sample_weight, n_threads))]
+#[pyo3(signature = (x, n_clusters, s0, eta, max_iter, tol, n_init, init, seed, sample_weight, backend, n_threads))]
 #[allow(clippy::too_many_arguments)]
 fn power_kmeans_fit<'py>(
     py: Python<'py>,
@@ -846,11 +916,14 @@ fn power_kmeans_fit<'py>(
     init: &str,
     seed: u64,
     sample_weight: Option<Vec<f64>>,
+    backend: &str,
     n_threads: usize,
 ) -> PyResult<Bound<'py, PyDict>> {
+    let (backend, ran_on) = backend_of("power-kmeans", backend)?;
     let base = PowerKMeans::new(n_clusters);
     let sched = schedule(base.schedule, s0, eta, max_iter, tol);
     let mut est = base
+        .backend(backend)
         .schedule(sched)
         .n_init(n_init)
         .init(power_init(init)?)
@@ -861,6 +934,7 @@ fn power_kmeans_fit<'py>(
         out(py, vec![
             ("cluster_centers", arr2(py, m.centers)),
             ("labels", arr1(py, m.fit.labels)),
+            ("backend", val(py, ran_on)?),
             ("objective", val(py, m.fit.objective)?),
             ("n_iter", val(py, m.fit.n_iter)?),
             ("converged", val(py, m.fit.converged)?),
@@ -875,7 +949,7 @@ fn bandwidth(sigma: Option<f64>) -> Bandwidth {
 
 /// Kernel power k-means on random Fourier features of a Gaussian kernel.
 #[pyfunction]
-#[pyo3(signature = (x, n_clusters, n_components, sigma, s0, eta, max_iter, tol, n_init, init, seed, sample_weight, n_threads))]
+#[pyo3(signature = (x, n_clusters, n_components, sigma, s0, eta, max_iter, tol, n_init, init, seed, sample_weight, backend, n_threads))]
 #[allow(clippy::too_many_arguments)]
 fn rff_kpkm_fit<'py>(
     py: Python<'py>,
@@ -891,11 +965,14 @@ fn rff_kpkm_fit<'py>(
     init: &str,
     seed: u64,
     sample_weight: Option<Vec<f64>>,
+    backend: &str,
     n_threads: usize,
 ) -> PyResult<Bound<'py, PyDict>> {
+    let (backend, ran_on) = backend_of("rff-kpkm", backend)?;
     let base = RffKpkm::new(n_clusters);
     let sched = schedule(base.schedule, s0, eta, max_iter, tol);
     let mut est = base
+        .backend(backend)
         .schedule(sched)
         .n_features(n_components)
         .bandwidth(bandwidth(sigma))
@@ -909,6 +986,7 @@ fn rff_kpkm_fit<'py>(
         out(py, vec![
             ("cluster_centers", arr2(py, m.power.centers)),
             ("labels", arr1(py, m.power.fit.labels)),
+            ("backend", val(py, ran_on)?),
             ("random_weights", arr2(py, f.omega)),
             ("random_offset", f.offset.into_pyarray(py).into_any()),
             ("sigma", val(py, f.sigma)?),
@@ -1019,6 +1097,7 @@ fn max_memory() -> u64 {
 fn _clustr(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(kmeans_fit, m)?)?;
     m.add_function(wrap_pyfunction!(bisecting_kmeans_fit, m)?)?;
+    m.add_function(wrap_pyfunction!(bisecting_kmeans_predict, m)?)?;
     m.add_function(wrap_pyfunction!(methods, m)?)?;
     m.add_function(wrap_pyfunction!(minibatch_kmeans_fit, m)?)?;
     m.add_function(wrap_pyfunction!(nearest, m)?)?;

@@ -44,10 +44,29 @@ def test_every_described_method_is_checked():
     kmedoids = {e.method for e in ESTIMATORS if type(e).__name__ == "KMedoids"}
     described = _clustr.methods()
     assert len(described) >= 25
-    for name, python in described:
+    for name, python, _ in described:
         if python is None:
             continue
         assert python in clustr.__all__, name
         assert python in checked, name
         if python == "KMedoids":
             assert name in kmedoids, name
+
+
+def test_defaults_are_the_described_ones():
+    """Each Python estimator's defaults are those of the library's description, which reads
+    them from the Rust estimator (so a default changed on one side only fails here)."""
+    import json
+
+    from clustr import _clustr
+
+    compared = 0
+    for name, python, defaults in _clustr.methods():
+        if python is None:
+            continue
+        params = getattr(clustr, python)().get_params()
+        for key, value in json.loads(defaults).items():
+            assert key in params, f"{name}: {key} is not a parameter of {python}"
+            assert params[key] == value, f"{name}: {key} = {params[key]!r}, described {value!r}"
+            compared += 1
+    assert compared >= 40

@@ -187,3 +187,25 @@ def test_far_points_are_refused_by_predict_not_nan():
     for call in (gm.predict_proba, gm.score_samples, km.transform, km.predict):
         with pytest.raises(ValueError):
             call(far)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda b: clustr.KMeans(2, backend=b, random_state=0),
+        lambda b: clustr.MiniBatchKMeans(2, backend=b, random_state=0),
+        lambda b: clustr.KMedoids(2, method="fasterpam", backend=b, random_state=0),
+        lambda b: clustr.PowerKMeans(2, backend=b, random_state=0),
+        lambda b: clustr.RffKpkm(2, n_components=20, backend=b, random_state=0),
+    ],
+)
+def test_backend_is_chosen_and_reported(make):
+    """``backend="cpu"`` runs on the CPU and says so in ``backend_``; ``"auto"`` names where it
+    ran; a CPU-only k-medoids method refuses ``"cuda"`` with a ValueError naming it."""
+    X, _ = make_blobs(60, 2, centers=2, random_state=1)
+    assert make("cpu").fit(X).backend_ == "cpu"
+    assert make("auto").fit(X).backend_ in ("cpu", "cuda")
+    with pytest.raises(ValueError, match="pam runs on the CPU only"):
+        clustr.KMedoids(2, method="pam", backend="cuda").fit(X)
+    with pytest.raises(ValueError):
+        make("tpu").fit(X)

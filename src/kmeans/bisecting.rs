@@ -13,8 +13,8 @@
 //! iterations (scikit-learn reports none).
 
 use super::lloyd::lloyd;
-use super::{checked_centers, greedy_kmeans_plus_plus, mean_variance, random_rows, Algorithm, KMeansModel};
-use crate::backend::{AnyBackend, Backend, CpuBackend};
+use super::{centre_distances, greedy_kmeans_plus_plus, mean_variance, random_rows, Algorithm, KMeansModel};
+use crate::backend::AnyBackend;
 use crate::comm::{single_process, Partition};
 use crate::data::validate::{
     check_k, check_magnitude, check_new_points, check_points, check_positive_weights, check_sample_weight,
@@ -23,7 +23,6 @@ use crate::data::validate::{
 use crate::error::{Error, Result};
 use crate::estimator::{shared_setters, Clustering, Fit, Predict, ProgressFn};
 use crate::memory::{check_fit, product, MemoryEstimate};
-use crate::metric::MetricKind;
 use crate::model_file::{SaveLoad, StoredArray};
 use crate::rng::SeededRng;
 use crate::scalar::Scalar;
@@ -193,14 +192,6 @@ impl MemoryEstimate for BisectingKMeans {
     }
 }
 
-/// A leaf or inner node of the tree: its points (while a leaf), centre and score.
-struct Node<F> {
-    indices: Vec<usize>,
-    center: Vec<F>,
-    score: f64,
-    children: Option<(usize, usize)>,
-}
-
 /// A fitted bisecting k-means: the leaves' centres and the tree that assigns new points.
 #[derive(Clone, Debug, PartialEq)]
 pub struct BisectingKMeansModel<F> {
@@ -250,10 +241,7 @@ impl<F: Scalar> BisectingKMeansModel<F> {
 
     /// Euclidean distance of each point to each centre (n × k), scikit-learn's `transform`.
     pub fn transform(&self, x: ArrayView2<F>) -> Result<Array2<F>> {
-        check_new_points(x, self.centers.view(), Arithmetic::SQUARES, "bisecting k-means")?;
-        let mut out = Array2::<F>::zeros((x.nrows(), self.centers.nrows()));
-        CpuBackend::default().pairwise(x, self.centers.view(), &MetricKind::Euclidean, out.view_mut())?;
-        Ok(out)
+        centre_distances(x, self.centers.view())
     }
 }
 
@@ -309,17 +297,29 @@ impl<F: Scalar> SaveLoad for BisectingKMeansModel<F> {
             converged: self.converged,
         }
     }
-    /// The model without training labels; the tree must be one: every node but the root the
-    /// child of exactly one node listed before it.
+    /// The model without training labels (see [`BisectingKMeansModel::from_tree`]).
     fn from_stored(s: StoredBisectingKMeans) -> Result<Self> {
-        let tree_centers: Array2<F> = checked_centers(&s.tree_centers)?;
+        let mut model =
+            BisectingKMeansModel::from_tree(s.tree_centers.to_matrix("tree_centers")?, s.tree_children)?;
+        (model.inertia, model.n_iter, model.converged) = (s.inertia, s.n_iter, s.converged);
+        Ok(model)
+    }
+}
+
+impl<F: Scalar> BisectingKMeansModel<F> {
+    /// A model that assigns new points from its tree alone (no training labels or summary),
+    /// checked: finite centres within the range a fit accepts, and a tree: every node but the
+    /// root the child of exactly one node listed before it.
+    pub fn from_tree(tree_centers: Array2<F>, tree_children: Vec<Option<(usize, usize)>>) -> Result<Self> {
+        check_points(tree_centers.view())?;
+        check_magnitude(tree_centers.view(), Arithmetic::SQUARES, "k-means")?;
         let m = tree_centers.nrows();
         let bad = |why: String| Error::param("tree_children", format!("{m} nodes"), why);
-        if s.tree_children.len() != m {
-            return Err(bad(format!("{} entries for {m} centres", s.tree_children.len())));
+        if tree_children.len() != m {
+            return Err(bad(format!("{} entries for {m} centres", tree_children.len())));
         }
         let mut parents = vec![0usize; m];
-        for (node, children) in s.tree_children.iter().enumerate() {
+        for (node, children) in tree_children.iter().enumerate() {
             if let Some((l, r)) = *children {
                 for c in [l, r] {
                     if c <= node || c >= m {
@@ -332,20 +332,35 @@ impl<F: Scalar> SaveLoad for BisectingKMeansModel<F> {
         if parents[0] != 0 || parents[1..].iter().any(|&p| p != 1) {
             return Err(bad("not a tree: every node but the root needs one parent".into()));
         }
-        let mut model = BisectingKMeansModel {
-            centers: Array2::zeros((0, tree_centers.ncols())),
-            labels: Vec::new(),
-            inertia: s.inertia,
-            n_iter: s.n_iter,
-            converged: s.converged,
-            tree_centers,
-            tree_children: s.tree_children,
-        };
         let mut order = Vec::new();
-        tree_leaves(&model.tree_children, 0, &mut order);
-        model.centers = model.tree_centers.select(Axis(0), &order);
-        Ok(model)
+        tree_leaves(&tree_children, 0, &mut order);
+        Ok(BisectingKMeansModel {
+            centers: tree_centers.select(Axis(0), &order),
+            labels: Vec::new(),
+            inertia: 0.0,
+            n_iter: 0,
+            converged: true,
+            tree_centers,
+            tree_children,
+        })
     }
+}
+
+/// The inertia of each cluster: Σ wᵢ·‖xᵢ − c(labelᵢ)‖² over its points (`x` in standard
+/// layout).
+fn cluster_inertias<F: Scalar>(
+    x: ArrayView2<F>,
+    w: Option<&[f64]>,
+    labels: &[i64],
+    centers: ArrayView2<F>,
+) -> Vec<f64> {
+    let mut sums = vec![0.0; centers.nrows()];
+    for (i, (row, &l)) in x.rows().into_iter().zip(labels).enumerate() {
+        let c = centers.row(l as usize);
+        let dist = F::sqeuclidean(row.as_slice().expect("standard"), c.as_slice().expect("standard"));
+        sums[l as usize] += dist.to_f64_exact() * w.map_or(1.0, |w| w[i]);
+    }
+    sums
 }
 
 /// The leaves under `node`, left before right.
@@ -381,26 +396,22 @@ impl<F: Scalar> Fit<ArrayView2<'_, F>> for BisectingKMeans {
         let scaled = ScaledWeights::of(self.sample_weight.as_deref());
         let w = scaled.as_ref().map(|s| s.weights.as_slice());
         let mut rng = SeededRng::seed_from_u64(self.seed);
-        let mean = x.mean_axis(Axis(0)).expect("n >= 1");
-        let mut nodes = vec![Node {
-            indices: (0..n).collect(),
-            center: mean.to_vec(),
-            score: 0.0,
-            children: None,
-        }];
+        // The tree, node by node: children, centre (rows of `node_centers`), score, and the
+        // points of a leaf (taken when it is split).
+        let mut children: Vec<Option<(usize, usize)>> = vec![None];
+        let mut node_centers: Vec<F> = x.mean_axis(Axis(0)).expect("n >= 1").to_vec();
+        let mut scores = vec![0.0];
+        let mut members: Vec<Vec<usize>> = vec![(0..n).collect()];
         let (mut n_iter, mut converged) = (0, true);
         for split in 0..self.k - 1 {
-            let children: Vec<_> = nodes.iter().map(|n| n.children).collect();
             let mut leaf_ids = Vec::new();
             tree_leaves(&children, 0, &mut leaf_ids);
             // The first leaf of the highest score.
-            let mut chosen = leaf_ids[0];
-            for &id in &leaf_ids[1..] {
-                if nodes[id].score > nodes[chosen].score {
-                    chosen = id;
-                }
-            }
-            let indices = std::mem::take(&mut nodes[chosen].indices);
+            let chosen = leaf_ids
+                .into_iter()
+                .reduce(|best, id| if scores[id] > scores[best] { id } else { best })
+                .expect("the root is a leaf or has leaves");
+            let indices = std::mem::take(&mut members[chosen]);
             if indices.len() < 2 {
                 return Err(Error::param(
                     "n_clusters",
@@ -451,31 +462,19 @@ impl<F: Scalar> Fit<ArrayView2<'_, F>> for BisectingKMeans {
             n_iter += best.n_iter;
             converged &= best.converged;
             let mut halves = [Vec::new(), Vec::new()];
-            let mut scores = [0.0; 2];
-            for (pos, (&i, &label)) in indices.iter().zip(&best.labels).enumerate() {
-                let c = label as usize;
-                halves[c].push(i);
-                scores[c] += match self.bisecting_strategy {
-                    BisectingStrategy::BiggestInertia => {
-                        let dist = F::sqeuclidean(
-                            sub.row(pos).as_slice().expect("standard"),
-                            best.centers.row(c).as_slice().expect("standard"),
-                        );
-                        dist.to_f64_exact() * sub_w.as_ref().map_or(1.0, |w| w[pos])
-                    }
-                    BisectingStrategy::LargestCluster => 1.0,
-                };
+            for (&i, &label) in indices.iter().zip(&best.labels) {
+                halves[label as usize].push(i);
             }
-            let first = nodes.len();
-            for (c, half) in halves.into_iter().enumerate() {
-                nodes.push(Node {
-                    indices: half,
-                    center: best.centers.row(c).to_vec(),
-                    score: scores[c],
-                    children: None,
-                });
-            }
-            nodes[chosen].children = Some((first, first + 1));
+            scores.extend(match self.bisecting_strategy {
+                BisectingStrategy::BiggestInertia => {
+                    cluster_inertias(sub.view(), sub_w.as_deref(), &best.labels, best.centers.view())
+                }
+                BisectingStrategy::LargestCluster => halves.iter().map(|h| h.len() as f64).collect(),
+            });
+            node_centers.extend(best.centers.iter());
+            members.extend(halves);
+            children[chosen] = Some((children.len(), children.len() + 1));
+            children.extend([None, None]);
             if let Some(p) = &self.progress {
                 p.report(&crate::estimator::Progress {
                     iteration: split + 1,
@@ -484,34 +483,18 @@ impl<F: Scalar> Fit<ArrayView2<'_, F>> for BisectingKMeans {
                 })?;
             }
         }
-        let tree_children: Vec<_> = nodes.iter().map(|n| n.children).collect();
+        let tree_centers =
+            Array2::from_shape_vec((children.len(), d), node_centers).expect("a centre per node");
         let mut leaf_ids = Vec::new();
-        tree_leaves(&tree_children, 0, &mut leaf_ids);
-        let mut tree_centers = Array2::<F>::zeros((nodes.len(), d));
-        for (id, node) in nodes.iter().enumerate() {
-            tree_centers
-                .row_mut(id)
-                .assign(&ndarray::ArrayView1::from(&node.center));
-        }
-        let mut centers = Array2::<F>::zeros((self.k, d));
+        tree_leaves(&children, 0, &mut leaf_ids);
+        let centers = tree_centers.select(Axis(0), &leaf_ids);
         let mut labels = vec![0i64; n];
         for (label, &id) in leaf_ids.iter().enumerate() {
-            centers
-                .row_mut(label)
-                .assign(&ndarray::ArrayView1::from(&nodes[id].center));
-            for &i in &nodes[id].indices {
+            for &i in &members[id] {
                 labels[i] = label as i64;
             }
         }
-        let mut inertia = 0.0;
-        for (i, &l) in labels.iter().enumerate() {
-            let row = x.row(i);
-            let dist = F::sqeuclidean(
-                row.as_slice().expect("standard"),
-                centers.row(l as usize).as_slice().expect("standard"),
-            );
-            inertia += dist.to_f64_exact() * w.map_or(1.0, |w| w[i]);
-        }
+        let mut inertia = cluster_inertias(x, w, &labels, centers.view()).iter().sum();
         if let Some(s) = &scaled {
             inertia = s.unscale(inertia, "inertia")?;
         }
@@ -522,7 +505,7 @@ impl<F: Scalar> Fit<ArrayView2<'_, F>> for BisectingKMeans {
             n_iter,
             converged,
             tree_centers,
-            tree_children,
+            tree_children: children,
         })
     }
 }

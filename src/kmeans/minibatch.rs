@@ -862,10 +862,7 @@ impl<F: Scalar> MiniBatchKMeansModel<F> {
 
     /// Euclidean distance of each point to each centre (n × k).
     pub fn transform(&self, x: ArrayView2<F>) -> Result<Array2<F>> {
-        check_new_points(x, self.centers.view(), Arithmetic::SQUARES, "k-means")?;
-        let mut out = Array2::<F>::zeros((x.nrows(), self.centers.nrows()));
-        CpuBackend::default().pairwise(x, self.centers.view(), &MetricKind::Euclidean, out.view_mut())?;
-        Ok(out)
+        super::centre_distances(x, self.centers.view())
     }
 }
 

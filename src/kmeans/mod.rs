@@ -316,11 +316,17 @@ impl<F: Scalar> Clustering for KMeansModel<F> {
 impl<F: Scalar> KMeansModel<F> {
     /// Euclidean distance of each point to each centre (n × k), scikit-learn's `transform`.
     pub fn transform(&self, x: ArrayView2<F>) -> Result<Array2<F>> {
-        check_new_points(x, self.centers.view(), Arithmetic::SQUARES, "k-means")?;
-        let mut out = Array2::<F>::zeros((x.nrows(), self.centers.nrows()));
-        CpuBackend::default().pairwise(x, self.centers.view(), &MetricKind::Euclidean, out.view_mut())?;
-        Ok(out)
+        centre_distances(x, self.centers.view())
     }
+}
+
+/// Euclidean distance of each new point to each centre (n × k), after the fit's range check:
+/// the `transform` of every k-means model.
+pub(crate) fn centre_distances<F: Scalar>(x: ArrayView2<F>, centers: ArrayView2<F>) -> Result<Array2<F>> {
+    check_new_points(x, centers, Arithmetic::SQUARES, "k-means")?;
+    let mut out = Array2::<F>::zeros((x.nrows(), centers.nrows()));
+    CpuBackend::default().pairwise(x, centers, &MetricKind::Euclidean, out.view_mut())?;
+    Ok(out)
 }
 
 /// The stored form of a k-means model: the centres and the fit's summary.

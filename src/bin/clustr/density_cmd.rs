@@ -86,7 +86,7 @@ pub fn run_dbscan(a: DbscanArgs) -> CliResult {
     if let Some(p) = &c.sample_weight {
         params = params.sample_weight(crate::harness::read_sample_weight(p)?);
     }
-    let ((model, predictor, d, n, fit_s), threads) = c.exec.run(|_backend| {
+    let ((model, predictor, d, n, fit_s), ran) = c.exec.run("dbscan", |_backend| {
         let x = load_points::<f64>(&c.input)?;
         let t = Instant::now();
         let model = params.fit(&x.view())?;
@@ -111,7 +111,7 @@ pub fn run_dbscan(a: DbscanArgs) -> CliResult {
         &model,
         n,
         d,
-        threads,
+        ran,
         &c.labels_out,
         &c.output,
         fit_s,
@@ -126,7 +126,7 @@ fn report(
     model: &dyn clustr::Clustering,
     n: usize,
     d: usize,
-    threads: usize,
+    ran: crate::harness::Ran,
     labels_out: &Option<PathBuf>,
     output: &OutputArgs,
     fit_s: f64,
@@ -139,8 +139,7 @@ fn report(
         d: Some(d),
         k: None,
         model,
-        backend: "cpu",
-        threads,
+        ran,
         seed: 0,
         seconds: vec![("fit", fit_s)],
         extra,
@@ -247,7 +246,7 @@ pub fn run_optics(a: OpticsArgs) -> CliResult {
             )));
         }
     }
-    let ((model, d, n, fit_s), threads) = c.exec.run(|_backend| {
+    let ((model, d, n, fit_s), ran) = c.exec.run("optics", |_backend| {
         let x = load_points::<f64>(&c.input)?;
         let t = Instant::now();
         let model = params.fit(&x.view())?;
@@ -293,7 +292,7 @@ pub fn run_optics(a: OpticsArgs) -> CliResult {
         &model,
         n,
         d,
-        threads,
+        ran,
         &c.labels_out,
         &c.output,
         fit_s,
@@ -382,7 +381,7 @@ pub fn run_hdbscan(a: HdbscanArgs) -> CliResult {
         .allow_single_cluster(a.allow_single_cluster);
     params.min_samples = a.min_samples;
     params.max_cluster_size = a.max_cluster_size;
-    let ((model, d, n, fit_s), threads) = a.exec.run(|_backend| {
+    let ((model, d, n, fit_s), ran) = a.exec.run("hdbscan", |_backend| {
         if a.precomputed {
             crate::harness::refuse_points_options("a precomputed dissimilarity matrix")?;
             let d = clustr::DenseMatrix::new(crate::harness::read_matrix::<f64>(&a.input)?)
@@ -428,7 +427,7 @@ pub fn run_hdbscan(a: HdbscanArgs) -> CliResult {
         &model,
         n,
         d,
-        threads,
+        ran,
         &a.labels_out,
         &a.output,
         fit_s,
@@ -494,7 +493,7 @@ pub fn run_single_linkage(a: SingleLinkageArgs) -> CliResult {
             ))
         }
     };
-    let (((labels, tree), d, n, fit_s), threads) = a.exec.run(|_backend| {
+    let (((labels, tree), d, n, fit_s), ran) = a.exec.run("single-linkage", |_backend| {
         let x = load_points::<f64>(&a.input)?;
         let t = Instant::now();
         let out = single_linkage(x.view(), metric, cut)?;
@@ -513,7 +512,7 @@ pub fn run_single_linkage(a: SingleLinkageArgs) -> CliResult {
         &Flat(labels),
         n,
         d,
-        threads,
+        ran,
         &a.labels_out,
         &a.output,
         fit_s,

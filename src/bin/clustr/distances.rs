@@ -66,7 +66,7 @@ fn compute<F: Scalar>(a: &Args, metric: MetricKind) -> CliResult {
         clustr::memory::product(&[rows, n, size_of::<F>()]),
         clustr::error::hints::DISTANCE_MATRIX,
     )?;
-    let (backend_name, threads) = a.exec.run(|backend| {
+    let ((), ran) = a.exec.run("distances", |backend| {
         let mut writer = NpyWriter::<F>::create(&a.out, n, n)?;
         let mut block = Array2::<F>::zeros((STEP_ROWS.min(n), n));
         for start in (0..n).step_by(STEP_ROWS) {
@@ -77,16 +77,17 @@ fn compute<F: Scalar>(a: &Args, metric: MetricKind) -> CliResult {
             bar.inc(rows.nrows() as u64);
         }
         writer.finish()?;
-        Ok(backend.name())
+        Ok(())
     })?;
     bar.finish_and_clear();
     let dist_s = secs(t1);
     crate::harness::commit_outputs()?;
     if !a.output.quiet {
         errln!(
-            "clustr: wrote {n} x {n} {} {metric} distances to {} in {dist_s:.3} s ({threads} threads)",
+            "clustr: wrote {n} x {n} {} {metric} distances to {} in {dist_s:.3} s ({} threads)",
             F::DTYPE,
-            a.out.display()
+            a.out.display(),
+            ran.threads
         );
     }
     if a.output.json {
@@ -97,8 +98,8 @@ fn compute<F: Scalar>(a: &Args, metric: MetricKind) -> CliResult {
             "metric": metric.to_string(),
             "dtype": F::DTYPE,
             "out": a.out.display().to_string(),
-            "backend": backend_name,
-            "threads": threads,
+            "backend": ran.backend,
+            "threads": ran.threads,
             "seconds": {"total": secs(t0), "read": read_s, "distances": dist_s},
         }))?;
     }

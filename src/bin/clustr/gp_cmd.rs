@@ -127,7 +127,7 @@ impl FitArgs {
         model: &MagmaClustModel,
         tasks: &Tasks,
         mut summary: serde_json::Map<String, serde_json::Value>,
-        threads: usize,
+        ran: crate::harness::Ran,
         started: Instant,
     ) -> CliResult {
         if let Some(p) = &self.out {
@@ -159,7 +159,8 @@ impl FitArgs {
             ("converged", json!(model.converged)),
             ("mixture_weights", json!(model.weights.to_vec())),
             ("hp_k", json!(model.hp_k)),
-            ("threads", json!(threads)),
+            ("backend", json!(ran.backend)),
+            ("threads", json!(ran.threads)),
             ("seed", json!(s.seed)),
         ] {
             summary.insert(key.into(), value);
@@ -187,14 +188,14 @@ impl FitArgs {
 fn train(a: TrainArgs) -> CliResult {
     let started = Instant::now();
     let settings = a.fit.settings(a.k)?;
-    let ((model, tasks, fit_s), threads) = a.fit.exec.run(|_backend| {
+    let ((model, tasks, fit_s), ran) = a.fit.exec.run("magmaclust", |_backend| {
         let tasks = Tasks::read_long(&a.fit.data, 2)?;
         let t = Instant::now();
         Ok((settings.fit(&tasks)?, tasks, secs(t)))
     })?;
     let mut summary = serde_json::Map::new();
     summary.insert("fit_seconds".into(), json!(fit_s));
-    a.fit.finish(&model, &tasks, summary, threads, started)
+    a.fit.finish(&model, &tasks, summary, ran, started)
 }
 
 /// `A:B` as an inclusive range of K.
@@ -219,7 +220,7 @@ fn select(a: SelectArgs) -> CliResult {
     let started = Instant::now();
     let ks = parse_k_range(&a.k_range)?;
     let base = a.fit.settings(*ks.start())?;
-    let ((sel, tasks), threads) = a.fit.exec.run(|_backend| {
+    let ((sel, tasks), ran) = a.fit.exec.run("magmaclust", |_backend| {
         let tasks = Tasks::read_long(&a.fit.data, 2)?;
         Ok((select_nb_cluster(&tasks, ks.clone(), &base)?, tasks))
     })?;
@@ -243,7 +244,7 @@ fn select(a: SelectArgs) -> CliResult {
             errln!("K = {k}: VBIC {v:.4}");
         }
     }
-    a.fit.finish(best, &tasks, summary, threads, started)
+    a.fit.finish(best, &tasks, summary, ran, started)
 }
 
 /// `A:B:N`: N evenly spaced inputs from A to B, as (A, B, N).
@@ -287,7 +288,7 @@ fn predict(a: PredictArgs) -> CliResult {
     if a.plot.is_some() && inputs.as_ref().is_some_and(|x| x.ncols() != 1) {
         return Err(CliError::usage("--plot needs one input dimension"));
     }
-    let ((pred, new, t_pred), threads) = a.exec.run(|_backend| {
+    let ((pred, new, t_pred), ran) = a.exec.run("magmaclust", |_backend| {
         let (model, train) = load_model(&a.model)?;
         let new = Tasks::read_long(&a.new, 1)?;
         if new.len() != 1 {
@@ -331,7 +332,8 @@ fn predict(a: PredictArgs) -> CliResult {
         "n_points": t_pred.nrows(),
         "memberships": pred.tau.to_vec(),
         "hp": pred.hp,
-        "threads": threads,
+        "backend": ran.backend,
+        "threads": ran.threads,
         "seconds": { "total": secs(started) },
     });
     if a.output.json {

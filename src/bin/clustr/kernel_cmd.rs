@@ -9,7 +9,7 @@ use clustr::data::write_matrix;
 use clustr::kernel::{Bandwidth, IpRffMkpkm, Kernel, KernelKMeans, Kpkm, PowerKMeans, RffKpkm, Schedule};
 use clustr::memory::MemoryEstimate;
 use clustr::select_k::Criterion;
-use clustr::{AnyBackend, Backend as _, Clustering, Fit, Scalar};
+use clustr::{AnyBackend, Clustering, Fit, Scalar};
 use serde_json::json;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -206,12 +206,12 @@ pub struct IpArgs {
 }
 
 /// How a command of this module fits: its name, its estimator (for the memory of one fit),
-/// how it chooses among several k, and whether it runs on the backend (else on the CPU).
+/// how it chooses among several k, and its iterations at most (for the progress bar).
 struct Family<'a, P> {
     name: &'a str,
     params: &'a P,
     criterion: Criterion,
-    on_backend: bool,
+    steps: usize,
 }
 
 /// Loads the points (this process's slice in a distributed run), runs `fit(k, …)` on them
@@ -228,14 +228,14 @@ fn run_with<F: Scalar, M: Clustering + Send, P: MemoryEstimate + WithK + Sync>(
     if procs.comm.size() > 1 {
         p.algo.single_k(&format!("{} --distributed", family.name))?;
     }
-    let ((chosen, ran_on, d, read_s, fit_s), threads) = p.exec.run(|backend| {
+    let ((chosen, d, read_s, fit_s), ran) = p.exec.run(family.name, |backend| {
         let t0 = Instant::now();
         let x = procs.load::<F>(&p.input)?;
         let read_s = secs(t0);
         let t1 = Instant::now();
         let how = KChoice {
             what: family.name,
-            steps: p.algo.max_iter.unwrap_or(200),
+            steps: family.steps,
             criterion: family.criterion,
             memory_of_fit: Box::new(|k| {
                 family
@@ -252,8 +252,7 @@ fn run_with<F: Scalar, M: Clustering + Send, P: MemoryEstimate + WithK + Sync>(
             |k, progress| fit(k, &x, progress, backend),
             |_, _| None,
         )?;
-        let ran_on = if family.on_backend { backend.name() } else { "cpu" };
-        Ok((chosen, ran_on, x.ncols(), read_s, secs(t1)))
+        Ok((chosen, x.ncols(), read_s, secs(t1)))
     })?;
     let Chosen { model, k, table } = chosen;
     let Some(labels) = procs.gather_labels(model.labels().to_vec()) else {
@@ -271,8 +270,7 @@ fn run_with<F: Scalar, M: Clustering + Send, P: MemoryEstimate + WithK + Sync>(
             model: &model,
             labels,
         },
-        backend: ran_on,
-        threads,
+        ran,
         seed: p.algo.seed,
         seconds: vec![("read", read_s), ("fit", fit_s)],
         extra,
@@ -295,7 +293,7 @@ pub fn run_power_kmeans(a: PowerKMeansArgs) -> CliResult {
             name: "power-kmeans",
             params: &params,
             criterion: Criterion::Silhouette,
-            on_backend: true,
+            steps: params.schedule.max_iter,
         };
         run_with::<F, _, _>(
             family,
@@ -333,7 +331,7 @@ pub fn run_kpkm(a: KpkmArgs) -> CliResult {
             name: "kpkm",
             params: &params,
             criterion: Criterion::Elbow,
-            on_backend: false,
+            steps: params.schedule.max_iter,
         };
         run_with::<F, _, _>(
             family,
@@ -364,7 +362,7 @@ pub fn run_kernel_kmeans(a: KernelKMeansArgs) -> CliResult {
             name: "kernel-kmeans",
             params: &params,
             criterion: Criterion::Elbow,
-            on_backend: false,
+            steps: params.max_iter,
         };
         run_with::<F, _, _>(
             family,
@@ -397,7 +395,7 @@ pub fn run_rff_kpkm(a: RffKpkmArgs) -> CliResult {
             name: "rff-kpkm",
             params: &params,
             criterion: Criterion::Elbow,
-            on_backend: true,
+            steps: params.schedule.max_iter,
         };
         run_with::<F, _, _>(
             family,
@@ -448,7 +446,7 @@ pub fn run_ip_rff_mkpkm(a: IpArgs) -> CliResult {
             name: "ip-rff-mkpkm",
             params: &params,
             criterion: Criterion::Elbow,
-            on_backend: false,
+            steps: params.schedule.max_iter,
         };
         run_with::<F, _, _>(
             family,

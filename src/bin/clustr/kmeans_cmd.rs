@@ -14,7 +14,6 @@ use clustr::kmeans::{
 };
 use clustr::memory::MemoryEstimate as _;
 use clustr::select_k::Criterion;
-use clustr::Backend as _;
 use clustr::{Fit, Scalar};
 use serde_json::json;
 use std::path::PathBuf;
@@ -37,7 +36,7 @@ pub struct Args {
     #[arg(long)]
     n_init: Option<usize>,
     /// Relative tolerance, multiplied by the mean feature variance.
-    #[arg(long, default_value_t = 1e-4)]
+    #[arg(long, default_value_t = KMeans::new(1).tol)]
     tol: f64,
     #[command(flatten)]
     weights: SampleWeightArg,
@@ -101,7 +100,7 @@ fn centers_json<F: Scalar>(centers: &ndarray::Array2<F>) -> serde_json::Value {
 fn fit<F: Scalar>(params: KMeans, a: &Args) -> CliResult {
     let started = Instant::now();
     let procs = Processes::new(a.distributed)?;
-    let ((chosen, d, read_s, fit_s, backend_name), threads) = a.exec.run(|backend| {
+    let ((chosen, d, read_s, fit_s), ran) = a.exec.run("kmeans", |backend| {
         let t0 = Instant::now();
         let x = procs.load::<F>(&a.input)?;
         let read_s = secs(t0);
@@ -127,7 +126,7 @@ fn fit<F: Scalar>(params: KMeans, a: &Args) -> CliResult {
         let chosen = a
             .algo
             .choose(how, &a.output, x.nrows(), Some(x.view()), fit_k, |_, _| None)?;
-        Ok((chosen, x.ncols(), read_s, secs(t1), backend.name()))
+        Ok((chosen, x.ncols(), read_s, secs(t1)))
     })?;
     let Chosen { mut model, k, table } = chosen;
     let Some(labels) = procs.gather_labels(std::mem::take(&mut model.labels)) else {
@@ -147,8 +146,7 @@ fn fit<F: Scalar>(params: KMeans, a: &Args) -> CliResult {
         d: Some(d),
         k: Some(k),
         model: &model,
-        backend: backend_name,
-        threads,
+        ran,
         seed: a.algo.seed,
         seconds: vec![("read", read_s), ("fit", fit_s)],
         extra,
@@ -230,12 +228,7 @@ pub fn run_bisecting(a: BisectingArgs) -> CliResult {
     }
     params.sample_weight = a.weights.read(false)?;
     let started = Instant::now();
-    let ((model, d, read_s, fit_s), threads) = a.exec.run(|backend| {
-        if backend.name() != "cpu" && a.exec.backend == "cuda" {
-            return Err(CliError::usage(
-                "bisecting-kmeans runs on the CPU only: leave out --backend cuda",
-            ));
-        }
+    let ((model, d, read_s, fit_s), ran) = a.exec.run("bisecting-kmeans", |_backend| {
         let t0 = Instant::now();
         let x = load_points::<f64>(&a.input)?;
         let read_s = secs(t0);
@@ -256,8 +249,7 @@ pub fn run_bisecting(a: BisectingArgs) -> CliResult {
         d: Some(d),
         k: Some(k),
         model: &model,
-        backend: "cpu",
-        threads,
+        ran,
         seed: a.algo.seed,
         seconds: vec![("read", read_s), ("fit", fit_s)],
         extra,
@@ -347,7 +339,7 @@ pub fn run_minibatch(a: MiniBatchArgs) -> CliResult {
 fn fit_minibatch<F: Scalar>(params: MiniBatchKMeans, a: &MiniBatchArgs) -> CliResult {
     let started = Instant::now();
     let procs = Processes::new(a.distributed)?;
-    let ((chosen, d, fit_s, backend_name), threads) = a.exec.run(|backend| {
+    let ((chosen, d, fit_s), ran) = a.exec.run("minibatch-kmeans", |backend| {
         let t0 = Instant::now();
         let base = params
             .clone()
@@ -404,7 +396,7 @@ fn fit_minibatch<F: Scalar>(params: MiniBatchKMeans, a: &MiniBatchArgs) -> CliRe
             )?;
             (chosen, x.ncols())
         };
-        Ok((chosen, d, secs(t0), backend.name()))
+        Ok((chosen, d, secs(t0)))
     })?;
     let Chosen { mut model, k, table } = chosen;
     let Some(labels) = procs.gather_labels(std::mem::take(&mut model.labels)) else {
@@ -424,8 +416,7 @@ fn fit_minibatch<F: Scalar>(params: MiniBatchKMeans, a: &MiniBatchArgs) -> CliRe
         d: Some(d),
         k: Some(k),
         model: &model,
-        backend: backend_name,
-        threads,
+        ran,
         seed: a.algo.seed,
         seconds: vec![("fit", fit_s)],
         extra,

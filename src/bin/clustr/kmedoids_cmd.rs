@@ -245,7 +245,7 @@ fn fit<F: Scalar + KValue<Loss = f64>>(method: &str, algo: Algo, a: &Args) -> Cl
     let started = Instant::now();
     let procs = Processes::new(a.distributed)?;
     let several = a.algo.k.0.len() > 1 || a.algo.criterion.is_some();
-    let ((chosen, predictor, d, dist_s, fit_s, sil, backend_name), threads) = a.exec.run(|backend| {
+    let ((chosen, predictor, d, dist_s, fit_s, sil), ran) = a.exec.run(method, |backend| {
         let t0 = Instant::now();
         let prefixed = |e: clustr::Error| CliError::from(e).prefixed(&a.input);
         let metric: MetricKind = a.metric.parse()?;
@@ -314,7 +314,7 @@ fn fit<F: Scalar + KValue<Loss = f64>>(method: &str, algo: Algo, a: &Args) -> Cl
             };
             (chosen, predictor, Some(x.ncols()), 0.0, fit_s, sil)
         };
-        Ok((chosen, predictor, d, dist_s, fit_s, sil, backend.name()))
+        Ok((chosen, predictor, d, dist_s, fit_s, sil))
     })?;
     let Chosen { mut model, k, table } = chosen;
     let Some(labels) = procs.gather_labels(std::mem::take(&mut model.labels)) else {
@@ -350,8 +350,7 @@ fn fit<F: Scalar + KValue<Loss = f64>>(method: &str, algo: Algo, a: &Args) -> Cl
         d,
         k: Some(k),
         model: &model,
-        backend: backend_name,
-        threads,
+        ran,
         seed: a.algo.seed,
         seconds: vec![("distances", dist_s), ("fit", fit_s)],
         extra,

@@ -97,7 +97,7 @@ pub fn run_gmm(a: GmmArgs) -> CliResult {
     if let Some(p) = &a.sample_weight {
         params = params.sample_weight(crate::harness::read_sample_weight(p)?);
     }
-    let ((chosen, x, read_s, fit_s, proba), threads) = a.exec.run(|_backend| {
+    let ((chosen, x, read_s, fit_s, proba), ran) = a.exec.run("gmm", |_backend| {
         let t0 = Instant::now();
         let x = procs.load::<f64>(&a.input)?;
         let read_s = secs(t0);
@@ -161,8 +161,7 @@ pub fn run_gmm(a: GmmArgs) -> CliResult {
         d: Some(x.ncols()),
         k: Some(k),
         model: &model,
-        backend: "cpu",
-        threads,
+        ran,
         seed: a.algo.seed,
         seconds: vec![("read", read_s), ("fit", fit_s)],
         extra,
@@ -218,7 +217,7 @@ pub fn run_ppp(a: PppArgs) -> CliResult {
         .tie_tolerance(a.tie_tolerance)
         .separable_threshold(a.separable_threshold)
         .seed(a.seed);
-    let ((model, x, fit_s), threads) = a.exec.run(|_backend| {
+    let ((model, x, fit_s), ran) = a.exec.run("ppp", |_backend| {
         let x = load_points::<f64>(&a.input)?;
         let (bar, progress) = iteration_bar(a.k_max.saturating_sub(a.k_min) + 1, "ppp", &a.output);
         let t = Instant::now();
@@ -280,8 +279,7 @@ pub fn run_ppp(a: PppArgs) -> CliResult {
         d: Some(x.ncols()),
         k: Some(model.k),
         model: &model,
-        backend: "cpu",
-        threads,
+        ran,
         seed: a.seed,
         seconds: vec![("fit", fit_s)],
         extra,

@@ -11,8 +11,7 @@ use std::time::Instant;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// A model file (`--model-out` of kmeans, bisecting-kmeans, minibatch-kmeans, gmm, ppp,
-    /// the k-medoids methods, dbscan, power-kmeans, rff-kpkm or ip-rff-mkpkm).
+    /// A model file, written by a fit's `--model-out` (the methods that assign new points).
     model: PathBuf,
     /// New points, one per row, with the training data's columns (.npy or .csv).
     input: PathBuf,

@@ -1,6 +1,7 @@
 //! Execution: threads and backend (`--threads`, `--backend`), MPI processes, the element type (`--dtype`).
 
 use super::*;
+use clustr::Backend as _;
 
 /// Execution options: threads and backend.
 #[derive(clap::Args, Clone, Debug)]
@@ -11,16 +12,27 @@ pub struct ExecArgs {
     /// Compute backend: auto, cpu or cuda (feature `cuda`; auto = the GPU when one is usable).
     /// On CUDA: distance matrices, the assignments of kmeans, minibatch-kmeans and CLARA on
     /// points, the swap scans of fastpam1, fastpam2 and fasterpam, and rff-kpkm and
-    /// power-kmeans; the rest runs on the CPU.
+    /// power-kmeans; the other methods run on the CPU and refuse cuda.
     #[arg(long, default_value = "auto")]
-    pub backend: String,
+    pub backend: BackendChoice,
+}
+
+/// Where a run's work ran: the JSON's `backend` and `threads`.
+#[derive(Clone, Copy, Debug)]
+pub struct Ran {
+    pub backend: &'static str,
+    pub threads: usize,
 }
 
 impl ExecArgs {
-    /// Runs `f` on a thread pool of the requested size with the requested backend; returns
-    /// its result and the number of threads used.
-    pub fn run<T: Send>(&self, f: impl FnOnce(&AnyBackend) -> CliResult<T> + Send) -> CliResult<(T, usize)> {
-        let backend = self.backend.parse::<BackendChoice>()?.resolve()?;
+    /// Runs `f` for `method` (a subcommand) on a thread pool of the requested size with the
+    /// backend it runs on; returns its result and where it ran.
+    pub fn run<T: Send>(
+        &self,
+        method: &str,
+        f: impl FnOnce(&AnyBackend) -> CliResult<T> + Send,
+    ) -> CliResult<(T, Ran)> {
+        let backend = self.backend_for(method)?;
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(self.threads.into())
             .build()
@@ -28,9 +40,21 @@ impl ExecArgs {
                 code: 1,
                 message: format!("cannot start {} threads: {e}", self.threads),
             })?;
-        let threads = pool.current_num_threads();
+        let ran = Ran {
+            backend: backend.name(),
+            threads: pool.current_num_threads(),
+        };
         let out = pool.install(|| f(&backend))?;
-        Ok((out, threads))
+        Ok((out, ran))
+    }
+
+    /// The backend `method` runs on (`clustr::methods::Method::backend`); a tool that is no
+    /// method, such as `distances`, runs on the one asked for.
+    fn backend_for(&self, method: &str) -> CliResult<AnyBackend> {
+        Ok(match clustr::methods::method(method) {
+            Some(m) => m.backend(self.backend)?,
+            None => self.backend.resolve()?,
+        })
     }
 }
 

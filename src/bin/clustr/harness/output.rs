@@ -54,8 +54,7 @@ pub struct Report<'a> {
     pub d: Option<usize>,
     pub k: Option<usize>,
     pub model: &'a dyn clustr::Clustering,
-    pub backend: &'a str,
-    pub threads: usize,
+    pub ran: Ran,
     pub seed: u64,
     /// Phase timings, e.g. ("distances", s); "total" is added.
     pub seconds: Vec<(&'a str, f64)>,
@@ -106,8 +105,8 @@ impl Report<'_> {
                 "loss": m.loss(),
                 "n_iter": m.n_iter(),
                 "converged": m.converged(),
-                "backend": self.backend,
-                "threads": self.threads,
+                "backend": self.ran.backend,
+                "threads": self.ran.threads,
                 "seed": self.seed,
                 "seconds": seconds,
             });
