@@ -141,6 +141,50 @@ impl BisectingKMeans {
         self
     }
 
+    /// The best of `n_init` 2-means runs on one cluster's points (the `split`-th split), a
+    /// run replacing the best only when its inertia is lower by a relative 1e-6.
+    fn bisect<F: Scalar>(
+        &self,
+        sub: ArrayView2<F>,
+        w: Option<&[f64]>,
+        split: usize,
+        tol: f64,
+        rng: &mut SeededRng,
+    ) -> Result<KMeansModel<F>> {
+        let comm = single_process();
+        let part = Partition::of(sub.nrows(), &*comm);
+        let mut best: Option<KMeansModel<F>> = None;
+        for _ in 0..self.n_init {
+            let centers = match &self.init {
+                BisectingInit::Given(starts) => starts[split].mapv(F::from_f64_lossy),
+                BisectingInit::Random => sub.select(Axis(0), &random_rows(rng, sub.nrows(), 2, w)?),
+                BisectingInit::KMeansPlusPlus => {
+                    sub.select(Axis(0), &greedy_kmeans_plus_plus(sub, w, 2, rng, part, &*comm)?)
+                }
+            };
+            let backend = AnyBackend::default();
+            let run = lloyd(
+                sub,
+                w,
+                part,
+                &*comm,
+                &backend,
+                centers,
+                self.algorithm,
+                self.max_iter,
+                tol,
+                None,
+            )?;
+            if best
+                .as_ref()
+                .is_none_or(|b| run.inertia < b.inertia * (1.0 - 1e-6))
+            {
+                best = Some(run);
+            }
+        }
+        Ok(best.expect("n_init >= 1"))
+    }
+
     fn validate(&self, x: ArrayView2<'_, impl Scalar>) -> Result<()> {
         check_points(x)?;
         check_k(self.k, x.nrows())?;
@@ -228,6 +272,44 @@ impl<F: Scalar> Clustering for BisectingKMeansModel<F> {
 }
 
 impl<F: Scalar> BisectingKMeansModel<F> {
+    /// A model that assigns new points from its tree alone (no training labels or summary),
+    /// checked: finite centres within the range a fit accepts, and a tree: every node but the
+    /// root the child of exactly one node listed before it.
+    pub fn from_tree(tree_centers: Array2<F>, tree_children: Vec<Option<(usize, usize)>>) -> Result<Self> {
+        check_points(tree_centers.view())?;
+        check_magnitude(tree_centers.view(), Arithmetic::SQUARES, "k-means")?;
+        let m = tree_centers.nrows();
+        let bad = |why: String| Error::param("tree_children", format!("{m} nodes"), why);
+        if tree_children.len() != m {
+            return Err(bad(format!("{} entries for {m} centres", tree_children.len())));
+        }
+        let mut parents = vec![0usize; m];
+        for (node, children) in tree_children.iter().enumerate() {
+            if let Some((l, r)) = *children {
+                for c in [l, r] {
+                    if c <= node || c >= m {
+                        return Err(bad(format!("node {node} has child {c}")));
+                    }
+                    parents[c] += 1;
+                }
+            }
+        }
+        if parents[0] != 0 || parents[1..].iter().any(|&p| p != 1) {
+            return Err(bad("not a tree: every node but the root needs one parent".into()));
+        }
+        let mut order = Vec::new();
+        tree_leaves(&tree_children, 0, &mut order);
+        Ok(BisectingKMeansModel {
+            centers: tree_centers.select(Axis(0), &order),
+            labels: Vec::new(),
+            inertia: 0.0,
+            n_iter: 0,
+            converged: true,
+            tree_centers,
+            tree_children,
+        })
+    }
+
     /// The label of each node of the tree that is a leaf, in the leaves' order.
     fn leaf_labels(&self) -> Vec<Option<usize>> {
         let mut order = Vec::new();
@@ -306,46 +388,6 @@ impl<F: Scalar> SaveLoad for BisectingKMeansModel<F> {
     }
 }
 
-impl<F: Scalar> BisectingKMeansModel<F> {
-    /// A model that assigns new points from its tree alone (no training labels or summary),
-    /// checked: finite centres within the range a fit accepts, and a tree: every node but the
-    /// root the child of exactly one node listed before it.
-    pub fn from_tree(tree_centers: Array2<F>, tree_children: Vec<Option<(usize, usize)>>) -> Result<Self> {
-        check_points(tree_centers.view())?;
-        check_magnitude(tree_centers.view(), Arithmetic::SQUARES, "k-means")?;
-        let m = tree_centers.nrows();
-        let bad = |why: String| Error::param("tree_children", format!("{m} nodes"), why);
-        if tree_children.len() != m {
-            return Err(bad(format!("{} entries for {m} centres", tree_children.len())));
-        }
-        let mut parents = vec![0usize; m];
-        for (node, children) in tree_children.iter().enumerate() {
-            if let Some((l, r)) = *children {
-                for c in [l, r] {
-                    if c <= node || c >= m {
-                        return Err(bad(format!("node {node} has child {c}")));
-                    }
-                    parents[c] += 1;
-                }
-            }
-        }
-        if parents[0] != 0 || parents[1..].iter().any(|&p| p != 1) {
-            return Err(bad("not a tree: every node but the root needs one parent".into()));
-        }
-        let mut order = Vec::new();
-        tree_leaves(&tree_children, 0, &mut order);
-        Ok(BisectingKMeansModel {
-            centers: tree_centers.select(Axis(0), &order),
-            labels: Vec::new(),
-            inertia: 0.0,
-            n_iter: 0,
-            converged: true,
-            tree_centers,
-            tree_children,
-        })
-    }
-}
-
 /// The inertia of each cluster: Σ wᵢ·‖xᵢ − c(labelᵢ)‖² over its points (`x` in standard
 /// layout).
 fn cluster_inertias<F: Scalar>(
@@ -391,8 +433,7 @@ impl<F: Scalar> Fit<ArrayView2<'_, F>> for BisectingKMeans {
         let x = crate::data::standard_layout(*x);
         let x = x.view();
         let (n, d) = x.dim();
-        let comm = single_process();
-        let tol = self.tol * mean_variance(x, n, &*comm);
+        let tol = self.tol * mean_variance(x, n, &*single_process());
         let scaled = ScaledWeights::of(self.sample_weight.as_deref());
         let w = scaled.as_ref().map(|s| s.weights.as_slice());
         let mut rng = SeededRng::seed_from_u64(self.seed);
@@ -424,41 +465,7 @@ impl<F: Scalar> Fit<ArrayView2<'_, F>> for BisectingKMeans {
             }
             let sub = x.select(Axis(0), &indices);
             let sub_w: Option<Vec<f64>> = w.map(|w| indices.iter().map(|&i| w[i]).collect());
-            let part = Partition::of(indices.len(), &*comm);
-            let mut best: Option<KMeansModel<F>> = None;
-            for _ in 0..self.n_init {
-                let centers = match &self.init {
-                    BisectingInit::Given(starts) => starts[split].mapv(F::from_f64_lossy),
-                    BisectingInit::Random => {
-                        let idx = random_rows(&mut rng, indices.len(), 2, sub_w.as_deref())?;
-                        sub.select(Axis(0), &idx)
-                    }
-                    BisectingInit::KMeansPlusPlus => {
-                        let idx =
-                            greedy_kmeans_plus_plus(sub.view(), sub_w.as_deref(), 2, &mut rng, part, &*comm)?;
-                        sub.select(Axis(0), &idx)
-                    }
-                };
-                let run = lloyd(
-                    sub.view(),
-                    sub_w.as_deref(),
-                    part,
-                    &*comm,
-                    &AnyBackend::default(),
-                    centers,
-                    self.algorithm,
-                    self.max_iter,
-                    tol,
-                    None,
-                )?;
-                if best
-                    .as_ref()
-                    .is_none_or(|b| run.inertia < b.inertia * (1.0 - 1e-6))
-                {
-                    best = Some(run);
-                }
-            }
-            let best = best.expect("n_init >= 1");
+            let best = self.bisect(sub.view(), sub_w.as_deref(), split, tol, &mut rng)?;
             n_iter += best.n_iter;
             converged &= best.converged;
             let mut halves = [Vec::new(), Vec::new()];

@@ -5,7 +5,8 @@
 //! The command line (its subcommands, summaries and `predict`), the Python package and the
 //! test matrices enumerate [`METHODS`], so a method cannot be missing from one of them:
 //! tests fail when a subcommand, a Python estimator or a matrix lacks a described method.
-//! Adding a method is its module, one entry here and what CONTRIBUTING.md lists.
+//! Adding a method is its module, one entry here and what CONTRIBUTING.md lists. What a
+//! model file gives for new points is [`Assign`] (in `assign.rs`).
 //!
 //! Every estimator fits points with the same call and every model reads its results the same
 //! way (the rule: results are the model's public fields, and the [`Clustering`] trait gives
@@ -28,7 +29,7 @@
 use crate::backend::{AnyBackend, BackendChoice};
 use crate::density::{CorePointPredictor, Dbscan, Hdbscan, Optics, SingleLinkage};
 use crate::error::{Error, Result};
-use crate::estimator::{Clustering, Fit, Predict};
+use crate::estimator::{Clustering, Fit};
 use crate::kernel::{
     IpRffMkpkm, IpRffMkpkmModel, KernelKMeans, Kpkm, PowerKMeans, PowerKMeansModel, RffKpkm, RffKpkmModel,
 };
@@ -39,9 +40,13 @@ use crate::kmedoids::{Clara, Clarans, KMedoids, MedoidPredictor};
 use crate::metric::MetricKind;
 use crate::mixture::{GaussianMixture, GaussianMixtureModel, Ppp};
 use crate::model_file::SaveLoad;
-use ndarray::{Array2, ArrayView2};
+use ndarray::ArrayView2;
 use serde_json::{json, Value};
 use std::path::Path;
+
+mod assign;
+use assign::load;
+pub use assign::Assign;
 
 /// The family a method belongs to (its folder in `src/`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -136,28 +141,6 @@ impl Method {
 impl std::fmt::Debug for Method {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.name)
-    }
-}
-
-/// What a loaded model gives for new points (f64 rows with the training data's columns).
-pub trait Assign {
-    /// The cluster of each point (−1: noise, for DBSCAN).
-    fn predict(&self, x: ArrayView2<f64>) -> Result<Vec<i64>>;
-    /// Each point's distance to each centre (n × k), where the model defines one.
-    fn transform(&self, _x: ArrayView2<f64>) -> Option<Result<Array2<f64>>> {
-        None
-    }
-    /// Each point's posterior probabilities (n × k), for mixtures.
-    fn predict_proba(&self, _x: ArrayView2<f64>) -> Option<Result<Array2<f64>>> {
-        None
-    }
-    /// Whether [`Assign::transform`] gives distances.
-    fn gives_distances(&self) -> bool {
-        true
-    }
-    /// Whether [`Assign::predict_proba`] gives probabilities.
-    fn gives_proba(&self) -> bool {
-        false
     }
 }
 
@@ -503,10 +486,6 @@ fn boxed<M: Clustering + 'static>(model: Result<M>) -> Result<Box<dyn Clustering
     Ok(Box::new(model?))
 }
 
-fn load<M: SaveLoad + Assign + 'static>(path: &Path) -> Result<Box<dyn Assign>> {
-    Ok(Box::new(M::load(path)?))
-}
-
 /// The method called `name`.
 pub fn method(name: &str) -> Option<&'static Method> {
     METHODS.iter().find(|m| m.name == name)
@@ -515,111 +494,4 @@ pub fn method(name: &str) -> Option<&'static Method> {
 /// The loader of a model file's tag (its `algorithm`).
 pub fn model_file(tag: &str) -> Option<ModelFile> {
     METHODS.iter().filter_map(|m| m.model).find(|f| f.tag == tag)
-}
-
-/// Loads the model file at `path`, whichever method wrote it.
-pub fn load_model(path: &Path) -> Result<(String, Box<dyn Assign>)> {
-    let tag = crate::model_file::algorithm_of(path)?;
-    match model_file(&tag) {
-        Some(file) => Ok((tag, (file.load)(path)?)),
-        None => Err(Error::param("model", tag, "is no model that assigns new points")),
-    }
-}
-
-fn wide<F: crate::scalar::Scalar>(a: Array2<F>) -> Array2<f64> {
-    a.mapv(|v| v.to_f64_exact())
-}
-
-impl Assign for KMeansModel<f64> {
-    fn predict(&self, x: ArrayView2<f64>) -> Result<Vec<i64>> {
-        Predict::predict(self, &x)
-    }
-    fn transform(&self, x: ArrayView2<f64>) -> Option<Result<Array2<f64>>> {
-        Some(KMeansModel::transform(self, x))
-    }
-}
-
-impl Assign for BisectingKMeansModel<f64> {
-    fn predict(&self, x: ArrayView2<f64>) -> Result<Vec<i64>> {
-        Predict::predict(self, &x)
-    }
-    fn transform(&self, x: ArrayView2<f64>) -> Option<Result<Array2<f64>>> {
-        Some(BisectingKMeansModel::transform(self, x))
-    }
-}
-
-impl Assign for MiniBatchKMeansModel<f64> {
-    fn predict(&self, x: ArrayView2<f64>) -> Result<Vec<i64>> {
-        Predict::predict(self, &x)
-    }
-    fn transform(&self, x: ArrayView2<f64>) -> Option<Result<Array2<f64>>> {
-        Some(MiniBatchKMeansModel::transform(self, x))
-    }
-}
-
-impl Assign for PowerKMeansModel<f64> {
-    fn predict(&self, x: ArrayView2<f64>) -> Result<Vec<i64>> {
-        PowerKMeansModel::predict(self, x)
-    }
-    fn transform(&self, x: ArrayView2<f64>) -> Option<Result<Array2<f64>>> {
-        Some(PowerKMeansModel::transform(self, x))
-    }
-}
-
-impl Assign for GaussianMixtureModel {
-    fn predict(&self, x: ArrayView2<f64>) -> Result<Vec<i64>> {
-        Predict::predict(self, &x)
-    }
-    fn predict_proba(&self, x: ArrayView2<f64>) -> Option<Result<Array2<f64>>> {
-        Some(GaussianMixtureModel::predict_proba(self, x))
-    }
-    fn gives_distances(&self) -> bool {
-        false
-    }
-    fn gives_proba(&self) -> bool {
-        true
-    }
-}
-
-impl Assign for MedoidPredictor<f64, MetricKind> {
-    fn predict(&self, x: ArrayView2<f64>) -> Result<Vec<i64>> {
-        Predict::predict(self, &x)
-    }
-    fn transform(&self, x: ArrayView2<f64>) -> Option<Result<Array2<f64>>> {
-        Some(MedoidPredictor::transform(self, x))
-    }
-}
-
-impl Assign for CorePointPredictor {
-    fn predict(&self, x: ArrayView2<f64>) -> Result<Vec<i64>> {
-        Predict::predict(self, &x)
-    }
-    fn gives_distances(&self) -> bool {
-        false
-    }
-}
-
-impl Assign for RffKpkmModel<f64> {
-    fn predict(&self, x: ArrayView2<f64>) -> Result<Vec<i64>> {
-        RffKpkmModel::predict(self, x)
-    }
-    /// In feature space.
-    fn transform(&self, x: ArrayView2<f64>) -> Option<Result<Array2<f64>>> {
-        Some(
-            self.features
-                .transform(x)
-                .and_then(|f| self.power.transform(f.view()))
-                .map(wide),
-        )
-    }
-}
-
-impl Assign for IpRffMkpkmModel<f64> {
-    fn predict(&self, x: ArrayView2<f64>) -> Result<Vec<i64>> {
-        IpRffMkpkmModel::predict(self, x)
-    }
-    /// The combined kernel's squared distance.
-    fn transform(&self, x: ArrayView2<f64>) -> Option<Result<Array2<f64>>> {
-        Some(IpRffMkpkmModel::transform(self, x))
-    }
 }
