@@ -17,7 +17,7 @@ use clustr::kmeans::KMeans;
 use clustr::kmedoids::{Init, KMedoids};
 use clustr::mixture::GaussianMixture;
 use clustr::prelude::*;
-use clustr::select_k::{Criterion, SelectK};
+use clustr::select_k::{Criterion, Ks, SelectK};
 use std::time::Instant;
 
 struct Row {
@@ -82,7 +82,7 @@ fn main() -> clustr::Result<()> {
         // k chosen by the silhouette among 2..=12, without being told the classes.
         rows.push(row("kmeans, k by silhouette 2..12", || {
             let fit = |k| KMeans::new(k).n_init(10).fit(&x);
-            Ok(SelectK::new((2..=12).collect(), Criterion::Silhouette)
+            Ok(SelectK::new(Ks::new((2..=12).collect())?, Criterion::Silhouette)
                 .run(x.nrows(), Some(x), fit, |_, _| None)?
                 .model)
         })?);

@@ -89,6 +89,41 @@ pub trait Fit<Input: ?Sized> {
     fn fit(&self, input: &Input) -> Result<Self::Model>;
 }
 
+/// An estimator's parameters checked against the input they fit (linfa's `ParamGuard`
+/// idea): made only by [`Check::checked`], so code that takes one knows the check ran, for
+/// this input, and has no reason to run it again.
+pub(crate) struct Checked<'a, E: ?Sized> {
+    params: &'a E,
+}
+
+impl<E: ?Sized> Clone for Checked<'_, E> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<E: ?Sized> Copy for Checked<'_, E> {}
+
+impl<E: ?Sized> std::ops::Deref for Checked<'_, E> {
+    type Target = E;
+    fn deref(&self) -> &E {
+        self.params
+    }
+}
+
+/// The check of an estimator's parameters against what it fits (`I`: the input's size, or the
+/// input itself).
+pub(crate) trait Check<I> {
+    /// Whether the parameters hold for `input`.
+    fn check(&self, input: I) -> Result<()>;
+
+    /// The parameters as [`Checked`] for `input`, or the first thing wrong with them.
+    fn checked(&self, input: I) -> Result<Checked<'_, Self>> {
+        self.check(input)?;
+        Ok(Checked { params: self })
+    }
+}
+
 /// Assigning new inputs with a fitted model.
 pub trait Predict<Input: ?Sized> {
     /// What is returned per input (usually labels).

@@ -112,9 +112,51 @@ impl std::str::FromStr for Criterion {
     }
 }
 
-/// The values of k to try, from `"4"`, `"2:8"` (inclusive) or `"3,5,8"`: distinct, at least 1,
-/// in increasing order.
-pub fn parse_ks(s: &str) -> Result<Vec<usize>> {
+/// Values of k to try, checked once (linfa's `ParamGuard` idea): at least one, each at least 1,
+/// in strictly increasing order. Made only by [`Ks::new`] and [`parse_ks`], so [`SelectK`]
+/// checks only the largest against the number of points.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Ks(Vec<usize>);
+
+impl Ks {
+    /// `ks` if they are values of k to try, else what is wrong with them.
+    pub fn new(ks: Vec<usize>) -> Result<Ks> {
+        Self::checked(ks, None)
+    }
+
+    /// `ks` checked, errors naming `given` (the text they were parsed from) when there is one.
+    fn checked(ks: Vec<usize>, given: Option<&str>) -> Result<Ks> {
+        let bad = |why: &str| {
+            let shown = given.map_or_else(|| format!("{ks:?}"), str::to_string);
+            Err(Error::param("k", shown, why.to_string()))
+        };
+        if ks.is_empty() {
+            return bad("no value of k to try");
+        }
+        if ks.contains(&0) {
+            return bad("the number of clusters must be at least 1");
+        }
+        if ks.windows(2).any(|w| w[0] >= w[1]) {
+            return bad("list the values of k in increasing order, each once");
+        }
+        Ok(Ks(ks))
+    }
+
+    /// The values, in increasing order.
+    pub fn as_slice(&self) -> &[usize] {
+        &self.0
+    }
+}
+
+impl std::ops::Deref for Ks {
+    type Target = [usize];
+    fn deref(&self) -> &[usize] {
+        &self.0
+    }
+}
+
+/// The values of k to try, from `"4"`, `"2:8"` (inclusive) or `"3,5,8"` (see [`Ks`]).
+pub fn parse_ks(s: &str) -> Result<Ks> {
     let bad = |why: &str| Error::param("k", s, why.to_string());
     let number = |t: &str| {
         t.trim()
@@ -130,13 +172,7 @@ pub fn parse_ks(s: &str) -> Result<Vec<usize>> {
     } else {
         s.split(',').map(number).collect::<Result<_>>()?
     };
-    if ks.contains(&0) {
-        return Err(bad("the number of clusters must be at least 1"));
-    }
-    if ks.windows(2).any(|w| w[0] >= w[1]) {
-        return Err(bad("list the values of k in increasing order, each once"));
-    }
-    Ok(ks)
+    Ks::checked(ks, Some(s))
 }
 
 /// One row of the table: a k, its score, the fit's loss and iterations, and the seconds spent
@@ -173,8 +209,8 @@ pub struct KSelection<M> {
 /// Parameters of the choice of k.
 #[derive(Clone, Debug)]
 pub struct SelectK {
-    /// The values of k, in increasing order (see [`parse_ks`]).
-    pub ks: Vec<usize>,
+    /// The values of k, in increasing order.
+    pub ks: Ks,
     /// How the fits are compared.
     pub criterion: Criterion,
     /// Fits run at once (each fit is itself parallel); 1 runs them one after the other.
@@ -190,7 +226,7 @@ pub struct SelectK {
 
 impl SelectK {
     /// Tries `ks`, compared by `criterion`, one fit at a time.
-    pub fn new(ks: Vec<usize>, criterion: Criterion) -> Self {
+    pub fn new(ks: Ks, criterion: Criterion) -> Self {
         SelectK {
             ks,
             criterion,
@@ -285,20 +321,11 @@ impl SelectK {
         })
     }
 
+    /// The largest k against `n` points (the rest of `ks` was checked when it was made) and
+    /// the values the criterion needs.
     fn check(&self, n: usize) -> Result<()> {
-        let (first, last) = match (self.ks.first(), self.ks.last()) {
-            (Some(&a), Some(&b)) => (a, b),
-            _ => return Err(Error::param("k", "", "no value of k to try")),
-        };
-        check_k(first, n)?;
-        check_k(last, n)?;
-        if self.ks.windows(2).any(|w| w[0] >= w[1]) {
-            return Err(Error::param(
-                "k",
-                format!("{:?}", self.ks),
-                "values must increase",
-            ));
-        }
+        check_k(self.ks[self.ks.len() - 1], n)?;
+        let first = self.ks[0];
         if self.criterion.needs_two_clusters() && first < 2 {
             return Err(Error::param(
                 "k",
@@ -309,7 +336,7 @@ impl SelectK {
         if self.criterion == Criterion::Elbow && self.ks.len() < 3 {
             return Err(Error::param(
                 "k",
-                format!("{:?}", self.ks),
+                format!("{:?}", self.ks.as_slice()),
                 "an elbow needs at least 3 values of k",
             ));
         }
@@ -438,7 +465,7 @@ mod tests {
 
     fn kmeans_table(c: Criterion, parallel: usize) -> KSelection<crate::kmeans::KMeansModel<f64>> {
         let x = three_blobs();
-        SelectK::new((2..=6).collect(), c)
+        SelectK::new(Ks::new((2..=6).collect()).unwrap(), c)
             .parallel(parallel)
             .run(
                 x.nrows(),
@@ -451,13 +478,30 @@ mod tests {
 
     #[test]
     fn parses_single_ranges_and_lists_and_refuses_the_rest() {
-        assert_eq!(parse_ks("4").unwrap(), vec![4]);
-        assert_eq!(parse_ks("2:5").unwrap(), vec![2, 3, 4, 5]);
-        assert_eq!(parse_ks("3,5,8").unwrap(), vec![3, 5, 8]);
-        assert_eq!(parse_ks("3:3").unwrap(), vec![3]);
+        assert_eq!(parse_ks("4").unwrap().as_slice(), [4]);
+        assert_eq!(parse_ks("2:5").unwrap().as_slice(), [2, 3, 4, 5]);
+        assert_eq!(parse_ks("3,5,8").unwrap().as_slice(), [3, 5, 8]);
+        assert_eq!(parse_ks("3:3").unwrap().as_slice(), [3]);
         for bad in ["5:2", "0:3", "0", "a:b", "3,3", "5,3", "", "2:", "1.5"] {
             assert!(parse_ks(bad).is_err(), "{bad:?} was accepted");
         }
+    }
+
+    #[test]
+    fn ks_are_checked_when_made() {
+        assert_eq!(Ks::new(vec![2, 5]).unwrap().as_slice(), [2, 5]);
+        for bad in [vec![], vec![0, 1], vec![3, 3], vec![4, 2]] {
+            let e = Ks::new(bad.clone()).unwrap_err().to_string();
+            assert!(e.contains(&format!("{bad:?}")), "{e}");
+        }
+        // Only the largest is checked against n at the run.
+        let sel = SelectK::new(Ks::new(vec![2, 7]).unwrap(), Criterion::Silhouette);
+        assert!(sel
+            .check(6)
+            .unwrap_err()
+            .to_string()
+            .contains("exceeds the number of points"));
+        assert!(sel.check(7).is_ok());
     }
 
     #[test]
@@ -508,7 +552,7 @@ mod tests {
     fn a_sampled_silhouette_is_the_silhouette_of_the_sample() {
         let x = three_blobs();
         let m = KMeans::new(3).seed(1).fit(&x.view()).unwrap();
-        let mut sel = SelectK::new(vec![3], Criterion::Silhouette).seed(5);
+        let mut sel = SelectK::new(Ks::new(vec![3]).unwrap(), Criterion::Silhouette).seed(5);
         sel.silhouette_sample = 40;
         let got = sel.sampled_silhouette(x.view(), &m.labels).unwrap();
         use rand::SeedableRng;
@@ -571,7 +615,7 @@ mod tests {
     fn bad_ranges_are_refused_before_any_fit() {
         let x = three_blobs();
         let run = |ks: Vec<usize>, c| {
-            SelectK::new(ks, c).run(
+            SelectK::new(Ks::new(ks).unwrap(), c).run(
                 90,
                 Some(x.view()),
                 |_| -> Result<crate::kmeans::KMeansModel<f64>> { panic!("fitted") },
@@ -581,9 +625,9 @@ mod tests {
         assert!(run(vec![1, 2, 3], Criterion::Silhouette).is_err());
         assert!(run(vec![2, 3], Criterion::Elbow).is_err());
         assert!(run(vec![2, 91], Criterion::Bic).is_err());
-        assert!(run(vec![], Criterion::Bic).is_err());
+        // (no empty list of k can be made: see ks_are_checked_when_made)
         // BIC is the mixture's own; k-means has none.
-        let km = SelectK::new(vec![2, 3], Criterion::Bic).run(
+        let km = SelectK::new(Ks::new(vec![2, 3]).unwrap(), Criterion::Bic).run(
             90,
             Some(x.view()),
             |k| KMeans::new(k).fit(&x.view()),

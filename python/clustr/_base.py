@@ -70,6 +70,21 @@ def points(estimator, X, reset, dtype=(np.float64, np.float32), min_samples=1):
     )
 
 
+def params(estimator, **resolved):
+    """The estimator's parameters as the one dict the binding reads: ``get_params()`` by
+    scikit-learn's names, with ``random_state`` as clustr's ``seed``, ``n_threads`` as a
+    count, ``metric`` as clustr's name, and what this fit resolved (``resolved``: given
+    starts, counts from fractions) in place of the given values."""
+    p = estimator.get_params(deep=False)
+    if "random_state" in p:
+        p["seed"] = seed(p.pop("random_state"))
+    if "metric" in p:
+        p["metric"] = metric_name(p["metric"], p.get("p"))
+    p["n_threads"] = n_threads(estimator)
+    p.update(resolved)
+    return p
+
+
 def metric_name(metric, p=None):
     """clustr's name of a scikit-learn metric spelling (``minkowski`` with ``p``)."""
     if metric == "minkowski":

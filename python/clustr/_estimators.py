@@ -21,7 +21,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import _check_sample_weight, _num_samples, check_is_fitted, check_non_negative
 
 from ._base import _clustr
-from ._base import BACKEND, METRICS, RANDOM_STATE, THREADS, metric_name, n_threads, nearest, pairwise, points, seed
+from ._base import BACKEND, METRICS, RANDOM_STATE, THREADS, n_threads, nearest, params, pairwise, points
 
 
 def _weights(sample_weight, X, allow_negative=False):
@@ -167,10 +167,7 @@ class KMeans(_Centroids):
         X = points(self, X, reset=True)
         w = _weights(sample_weight, X)
         init, given = self._init_centers(X)
-        out = _clustr.kmeans_fit(
-            X, self.n_clusters, init, given, self._n_init(given), self.max_iter, self.tol,
-            seed(self.random_state), self.algorithm, w, self.backend, n_threads(self),
-        )
+        out = _clustr.kmeans_fit(X, params(self, init=init, init_centers=given, n_init=self._n_init(given)), w)
         self.backend_ = out["backend"]
         self._set_centres(out, X)
         self.inertia_ = float(out["inertia"])
@@ -198,6 +195,7 @@ class BisectingKMeans(_Centroids):
         "random_state": RANDOM_STATE,
         "algorithm": [StrOptions({"lloyd", "elkan"})],
         "bisecting_strategy": [StrOptions({"biggest_inertia", "largest_cluster"})],
+        "backend": BACKEND,
         "n_threads": THREADS,
     }
 
@@ -212,7 +210,7 @@ class BisectingKMeans(_Centroids):
         tol=1e-4,
         algorithm="lloyd",
         bisecting_strategy="biggest_inertia",
-        n_threads=None,
+        backend="auto", n_threads=None,
     ):
         self.n_clusters = n_clusters
         self.init = init
@@ -222,18 +220,15 @@ class BisectingKMeans(_Centroids):
         self.tol = tol
         self.algorithm = algorithm
         self.bisecting_strategy = bisecting_strategy
+        self.backend = backend
         self.n_threads = n_threads
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None, sample_weight=None):
         X = points(self, X, reset=True)
         w = _weights(sample_weight, X)
-        params = {
-            "n_clusters": self.n_clusters, "init": self.init, "n_init": self.n_init,
-            "max_iter": self.max_iter, "tol": self.tol, "seed": seed(self.random_state),
-            "algorithm": self.algorithm, "bisecting_strategy": self.bisecting_strategy,
-        }
-        out = _clustr.bisecting_kmeans_fit(X, params, w, n_threads(self))
+        out = _clustr.bisecting_kmeans_fit(X, params(self), w)
+        self.backend_ = out["backend"]
         self._set_centres(out, X)
         self.inertia_ = float(out["inertia"])
         self._tree_centers = out["tree_centers"]
@@ -305,9 +300,7 @@ class MiniBatchKMeans(_Centroids):
         w = _weights(sample_weight, X)
         init, given = self._init_centers(X)
         out = _clustr.minibatch_kmeans_fit(
-            X, self.n_clusters, init, given, self.batch_size, self.max_iter, self.tol,
-            self.max_no_improvement, self.init_size, self._n_init(given),
-            self.reassignment_ratio, seed(self.random_state), w, self.backend, n_threads(self),
+            X, params(self, init=init, init_centers=given, n_init=self._n_init(given)), w
         )
         self.backend_ = out["backend"]
         self._set_centres(out, X)
@@ -361,6 +354,7 @@ class GaussianMixture(DensityMixin, BaseEstimator):
         "precisions_init": ["array-like", None],
         "random_state": RANDOM_STATE,
         "warm_start": ["boolean"],
+        "backend": BACKEND,
         "n_threads": THREADS,
     }
 
@@ -379,7 +373,7 @@ class GaussianMixture(DensityMixin, BaseEstimator):
         precisions_init=None,
         random_state=None,
         warm_start=False,
-        n_threads=None,
+        backend="auto", n_threads=None,
     ):
         self.n_components = n_components
         self.covariance_type = covariance_type
@@ -393,6 +387,7 @@ class GaussianMixture(DensityMixin, BaseEstimator):
         self.precisions_init = precisions_init
         self.random_state = random_state
         self.warm_start = warm_start
+        self.backend = backend
         self.n_threads = n_threads
 
     def _start(self):
@@ -428,10 +423,8 @@ class GaussianMixture(DensityMixin, BaseEstimator):
             )
         start, means = self._start()
         n_init = 1 if start is not None or means is not None else self.n_init
-        out = _clustr.gmm_fit(
-            X, self.n_components, self.covariance_type, self.tol, self.reg_covar, self.max_iter,
-            n_init, self.init_params, start, means, w, seed(self.random_state), n_threads(self),
-        )
+        out = _clustr.gmm_fit(X, params(self, n_init=n_init, start=start, means_init=means), w)
+        self.backend_ = out["backend"]
         self.weights_ = out["weights"]
         self.means_ = out["means"]
         self.covariances_ = out["covariances"]
@@ -455,7 +448,7 @@ class GaussianMixture(DensityMixin, BaseEstimator):
         check_is_fitted(self)
         X = points(self, X, reset=False, dtype=[np.float64])
         return _clustr.gmm_e_step(
-            X, self.covariance_type, self.weights_, self.means_, self.covariances_, n_threads(self)
+            X, self.covariance_type, (self.weights_, self.means_, self.covariances_), n_threads(self)
         )
 
     def predict_proba(self, X):
@@ -589,12 +582,11 @@ class KMedoids(ClusterMixin, TransformerMixin, BaseEstimator):
                     f"init: the medoids are row indices in [0, {X.shape[0]}), got {given}"
                 )
             init = None
-        metric = "precomputed" if precomputed else metric_name(self.metric, self.p)
-        out = _clustr.kmedoids_fit(
-            X, self.n_clusters, self.method, metric, init, given, self.max_iter,
-            seed(self.random_state), self.samples, self.sample_size, self.numlocal,
-            self.maxneighbor, w, self.backend, n_threads(self),
-        )
+        p = params(self, init=init, medoids_init=given)
+        if precomputed:
+            p["metric"] = "precomputed"
+        metric = p["metric"]
+        out = _clustr.kmedoids_fit(X, p, w)
         self.backend_ = out["backend"]
         self.medoid_indices_ = out["medoid_indices"]
         self.labels_ = out["labels"]
@@ -650,25 +642,25 @@ class DBSCAN(ClusterMixin, BaseEstimator):
         "metric": [METRICS],
         "algorithm": [StrOptions({"auto", "ball_tree", "kd_tree", "brute"})],
         "p": [Interval(numbers.Real, 1, None, closed="left"), None],
+        "backend": BACKEND,
         "n_threads": THREADS,
     }
 
-    def __init__(self, eps=0.5, *, min_samples=5, metric="euclidean", algorithm="auto", p=None, n_threads=None):
+    def __init__(self, eps=0.5, *, min_samples=5, metric="euclidean", algorithm="auto", p=None, backend="auto", n_threads=None):
         self.eps = eps
         self.min_samples = min_samples
         self.metric = metric
         self.algorithm = algorithm
         self.p = p
+        self.backend = backend
         self.n_threads = n_threads
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None, sample_weight=None):
         X = points(self, X, reset=True)
         w = _weights(sample_weight, X, allow_negative=True)
-        out = _clustr.dbscan_fit(
-            X, float(self.eps), self.min_samples, metric_name(self.metric, self.p),
-            self.algorithm, w, n_threads(self),
-        )
+        out = _clustr.dbscan_fit(X, params(self), w)
+        self.backend_ = out["backend"]
         self.labels_ = out["labels"]
         self.core_sample_indices_ = out["core_sample_indices"]
         self.components_ = X[self.core_sample_indices_].copy()
@@ -702,6 +694,7 @@ class HDBSCAN(ClusterMixin, BaseEstimator):
         "cluster_selection_method": [StrOptions({"eom", "leaf"})],
         "allow_single_cluster": ["boolean"],
         "p": [Interval(numbers.Real, 1, None, closed="left"), None],
+        "backend": BACKEND,
         "n_threads": THREADS,
     }
 
@@ -717,7 +710,7 @@ class HDBSCAN(ClusterMixin, BaseEstimator):
         cluster_selection_method="eom",
         allow_single_cluster=False,
         p=None,
-        n_threads=None,
+        backend="auto", n_threads=None,
     ):
         self.min_cluster_size = min_cluster_size
         self.min_samples = min_samples
@@ -729,6 +722,7 @@ class HDBSCAN(ClusterMixin, BaseEstimator):
         self.cluster_selection_method = cluster_selection_method
         self.allow_single_cluster = allow_single_cluster
         self.p = p
+        self.backend = backend
         self.n_threads = n_threads
 
     def __sklearn_tags__(self):
@@ -748,12 +742,8 @@ class HDBSCAN(ClusterMixin, BaseEstimator):
             if X.shape[0] != X.shape[1]:
                 raise ValueError(f"A precomputed dissimilarity matrix must be square, got {X.shape}")
             check_non_negative(X, "HDBSCAN (precomputed)")
-        out = _clustr.hdbscan_fit(
-            X, self.min_cluster_size, self.min_samples, float(self.cluster_selection_epsilon),
-            self.max_cluster_size, "precomputed" if precomputed else metric_name(self.metric, self.p),
-            float(self.alpha), self.algorithm, self.cluster_selection_method, bool(self.allow_single_cluster),
-            n_threads(self),
-        )
+        out = _clustr.hdbscan_fit(X, params(self))
+        self.backend_ = out["backend"]
         self.labels_ = out["labels"]
         self.probabilities_ = out["probabilities"]
         self.outlier_scores_ = out["outlier_scores"]
@@ -791,6 +781,7 @@ class OPTICS(ClusterMixin, BaseEstimator):
             None,
         ],
         "algorithm": [StrOptions({"auto", "brute", "ball_tree", "kd_tree"})],
+        "backend": BACKEND,
         "n_threads": THREADS,
     }
 
@@ -807,7 +798,7 @@ class OPTICS(ClusterMixin, BaseEstimator):
         predecessor_correction=True,
         min_cluster_size=None,
         algorithm="auto",
-        n_threads=None,
+        backend="auto", n_threads=None,
     ):
         self.min_samples = min_samples
         self.max_eps = max_eps
@@ -819,6 +810,7 @@ class OPTICS(ClusterMixin, BaseEstimator):
         self.predecessor_correction = predecessor_correction
         self.min_cluster_size = min_cluster_size
         self.algorithm = algorithm
+        self.backend = backend
         self.n_threads = n_threads
 
     @staticmethod
@@ -839,11 +831,9 @@ class OPTICS(ClusterMixin, BaseEstimator):
             raise ValueError(f"min_samples must be no greater than the number of samples ({n}). Got {min_samples}")
         if self.cluster_method == "dbscan" and self.eps is not None and self.eps > self.max_eps:
             raise ValueError(f"Specify an epsilon smaller than {self.max_eps}. Got {self.eps}.")
-        out = _clustr.optics_fit(
-            X, min_samples, float(self.max_eps), metric_name(self.metric, self.p), self.cluster_method,
-            None if self.eps is None else float(self.eps), float(self.xi), self.predecessor_correction,
-            self._count(self.min_cluster_size, n), self.algorithm, _weights(sample_weight, X), n_threads(self),
-        )
+        p = params(self, min_samples=min_samples, min_cluster_size=self._count(self.min_cluster_size, n))
+        out = _clustr.optics_fit(X, p, _weights(sample_weight, X))
+        self.backend_ = out["backend"]
         self.ordering_ = out["ordering"]
         self.reachability_ = out["reachability"]
         self.core_distances_ = out["core_distances"]
@@ -865,6 +855,7 @@ _POWER = {
     "n_init": [Interval(numbers.Integral, 1, None, closed="left")],
     "init": [StrOptions({"k-means++", "random"})],
     "random_state": RANDOM_STATE,
+    "backend": BACKEND,
     "n_threads": THREADS,
 }
 
@@ -875,7 +866,7 @@ class PowerKMeans(_Centroids):
     optima. ``s0=None`` is clustr's default for data coordinates (−1); ``n_init`` runs
     from k-means++ seeds, the best objective kept."""
 
-    _parameter_constraints = {**_POWER, "backend": BACKEND}
+    _parameter_constraints = _POWER
 
     def __init__(
         self, n_clusters=8, *, s0=None, eta=1.04, max_iter=200, tol=1e-4, n_init=10,
@@ -895,10 +886,7 @@ class PowerKMeans(_Centroids):
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None, sample_weight=None):
         X = points(self, X, reset=True)
-        out = _clustr.power_kmeans_fit(
-            X, self.n_clusters, self.s0, self.eta, self.max_iter, self.tol, self.n_init, self.init,
-            seed(self.random_state), _weights(sample_weight, X), self.backend, n_threads(self),
-        )
+        out = _clustr.power_kmeans_fit(X, params(self), _weights(sample_weight, X))
         self.backend_ = out["backend"]
         self._set_centres(out, X)
         self.objective_ = float(out["objective"])
@@ -915,7 +903,6 @@ class RffKpkm(ClusterMixin, BaseEstimator):
 
     _parameter_constraints = {
         **_POWER,
-        "backend": BACKEND,
         "n_components": [Interval(numbers.Integral, 1, None, closed="left")],
         "sigma": [Interval(numbers.Real, 0, None, closed="neither"), None],
     }
@@ -941,11 +928,7 @@ class RffKpkm(ClusterMixin, BaseEstimator):
     def fit(self, X, y=None, sample_weight=None):
         # The median-heuristic bandwidth needs two points.
         X = points(self, X, reset=True, min_samples=1 if self.sigma else 2)
-        out = _clustr.rff_kpkm_fit(
-            X, self.n_clusters, self.n_components, self.sigma, self.s0, self.eta, self.max_iter,
-            self.tol, self.n_init, self.init, seed(self.random_state), _weights(sample_weight, X),
-            self.backend, n_threads(self),
-        )
+        out = _clustr.rff_kpkm_fit(X, params(self), _weights(sample_weight, X))
         self.backend_ = out["backend"]
         self.cluster_centers_ = out["cluster_centers"]
         self.labels_ = out["labels"]
@@ -987,7 +970,7 @@ class IpRffMkpkm(ClusterMixin, BaseEstimator):
     def __init__(
         self, n_clusters=8, *, n_components=500, sigma_factors=None, sigmas=None, possibilistic=True,
         m_p=2.0, s0=None, eta=1.04, max_iter=200, tol=1e-4, n_init=10, init="k-means++",
-        random_state=None, n_threads=None,
+        random_state=None, backend="auto", n_threads=None,
     ):
         self.n_clusters = n_clusters
         self.n_components = n_components
@@ -1002,6 +985,7 @@ class IpRffMkpkm(ClusterMixin, BaseEstimator):
         self.n_init = n_init
         self.init = init
         self.random_state = random_state
+        self.backend = backend
         self.n_threads = n_threads
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -1009,10 +993,9 @@ class IpRffMkpkm(ClusterMixin, BaseEstimator):
         X = points(self, X, reset=True, min_samples=1 if self.sigmas is not None else 2)
         floats = lambda v: None if v is None else [float(f) for f in np.ravel(v)]  # noqa: E731
         out = _clustr.ip_rff_mkpkm_fit(
-            X, self.n_clusters, self.n_components, floats(self.sigma_factors), floats(self.sigmas),
-            self.possibilistic, float(self.m_p), self.s0, self.eta, self.max_iter, self.tol,
-            self.n_init, self.init, seed(self.random_state), n_threads(self),
+            X, params(self, sigma_factors=floats(self.sigma_factors), sigmas=floats(self.sigmas))
         )
+        self.backend_ = out["backend"]
         self.labels_ = out["labels"]
         self.kernel_weights_ = out["kernel_weights"]
         self.sigmas_ = out["sigmas"]

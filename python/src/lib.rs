@@ -1,6 +1,9 @@
 //! `clustr._clustr`: the Rust side of the Python package. One function per fit (and per
 //! prediction that needs more than the fitted arrays), called by the scikit-learn-style
-//! classes of `clustr/__init__.py`, which own the parameters' validation and defaults.
+//! classes of `clustr/_estimators.py`, which own the parameters' validation and defaults.
+//! Every fit takes the points, the estimator's parameters as one dict ([`Params`]: its
+//! `get_params()` by scikit-learn's names, with what the Python layer resolved) and, where
+//! the method takes them, sample weights.
 //!
 //! Every call runs the work on a worker thread inside a rayon pool of `n_threads` threads
 //! (0: all cores) with the GIL released; the calling thread waits, checking for Ctrl-C every
@@ -17,7 +20,7 @@ use clustr::kernel::{
     Bandwidth, IpRffMkpkm, PowerInit, PowerKMeans, RandomFourierFeatures, RffKpkm, Schedule,
 };
 use clustr::kmeans::{
-    Algorithm, BisectingInit, BisectingKMeans, BisectingKMeansModel, BisectingStrategy, KMeans, KMeansInit,
+    BisectingInit, BisectingKMeans, BisectingKMeansModel, BisectingStrategy, KMeans, KMeansInit,
     MiniBatchKMeans,
 };
 use clustr::kmedoids::{Clara, Clarans, Init, KMedoids, KMedoidsModel, KValue};
@@ -153,16 +156,6 @@ fn index(algorithm: &str) -> PyResult<IndexKind> {
     algorithm.parse().map_err(to_py)
 }
 
-/// The backend a described method runs on for an estimator's `backend=` (auto, cpu or cuda;
-/// see `clustr::methods::Method::backend`), and its name for `backend_`.
-fn backend_of(method: &str, choice: &str) -> PyResult<(AnyBackend, &'static str)> {
-    let m = clustr::methods::method(method)
-        .ok_or_else(|| PyValueError::new_err(format!("unknown method {method:?}")))?;
-    let b = m.backend(choice.parse().map_err(to_py)?).map_err(to_py)?;
-    let name = b.name();
-    Ok((b, name))
-}
-
 /// A dict of fitted values.
 fn out<'py>(py: Python<'py>, items: Vec<(&str, Bound<'py, PyAny>)>) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
@@ -184,43 +177,70 @@ fn val<'py>(py: Python<'py>, v: impl IntoPyObject<'py>) -> PyResult<Bound<'py, P
     v.into_bound_py_any(py)
 }
 
+/// An estimator's parameters as one dict: scikit-learn's names and values as `get_params`
+/// gives them, with what the Python layer resolved for this fit (`seed`, `n_threads`, the
+/// metric's clustr name, given starts) in place.
+struct Params<'py>(Bound<'py, PyDict>);
+
+impl<'py> Params<'py> {
+    /// The value of `key`; a missing one is a bug of the Python layer, said as such.
+    fn get(&self, key: &str) -> PyResult<Bound<'py, PyAny>> {
+        self.0.get_item(key)?.ok_or_else(|| {
+            PyValueError::new_err(format!("clustr's binding was not given the parameter {key}"))
+        })
+    }
+
+    fn n_threads(&self) -> PyResult<usize> {
+        self.get("n_threads")?.extract()
+    }
+
+    fn seed(&self) -> PyResult<u64> {
+        self.get("seed")?.extract()
+    }
+
+    fn string(&self, key: &str) -> PyResult<String> {
+        self.get(key)?.extract()
+    }
+
+    /// The backend the described `method` runs on for the `backend` parameter (auto, cpu or
+    /// cuda; see `clustr::methods::Method::backend`), and its name for `backend_`.
+    fn backend(&self, method: &str) -> PyResult<(AnyBackend, &'static str)> {
+        let m = clustr::methods::method(method)
+            .ok_or_else(|| PyValueError::new_err(format!("unknown method {method:?}")))?;
+        let b = m
+            .backend(self.string("backend")?.parse().map_err(to_py)?)
+            .map_err(to_py)?;
+        let name = b.name();
+        Ok((b, name))
+    }
+}
+
 fn indices(v: &[usize]) -> Vec<i64> {
     v.iter().map(|&i| i as i64).collect()
 }
 
-/// Lloyd-family k-means.
+/// Lloyd-family k-means; `init_centers` (or None) are the given starts.
 #[pyfunction]
-#[pyo3(signature = (x, n_clusters, init, init_centers, n_init, max_iter, tol, seed, algorithm, sample_weight, backend, n_threads))]
-#[allow(clippy::too_many_arguments)]
 fn kmeans_fit<'py>(
     py: Python<'py>,
     x: Points<'py>,
-    n_clusters: usize,
-    init: &str,
-    init_centers: Option<PyReadonlyArray2<'py, f64>>,
-    n_init: Option<usize>,
-    max_iter: usize,
-    tol: f64,
-    seed: u64,
-    algorithm: &str,
+    params: Bound<'py, PyDict>,
     sample_weight: Option<Vec<f64>>,
-    backend: &str,
-    n_threads: usize,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let init = kmeans_init(init, init_centers)?;
-    let algorithm: Algorithm = algorithm.parse().map_err(to_py)?;
-    let (backend, ran_on) = backend_of("kmeans", backend)?;
-    let mut est = KMeans::new(n_clusters)
-        .init(init)
-        .max_iter(max_iter)
-        .tol(tol)
-        .seed(seed)
-        .algorithm(algorithm)
+    let p = Params(params);
+    let (backend, ran_on) = p.backend("kmeans")?;
+    let mut est = KMeans::new(p.get("n_clusters")?.extract()?)
+        .init(kmeans_init(&p)?)
+        .max_iter(p.get("max_iter")?.extract()?)
+        .tol(p.get("tol")?.extract()?)
+        .seed(p.seed()?)
+        .algorithm(p.string("algorithm")?.parse().map_err(to_py)?)
         .backend(backend);
-    if let Some(n) = n_init {
+    if let Some(n) = p.get("n_init")?.extract::<Option<usize>>()? {
         est = est.n_init(n);
     }
     est.sample_weight = sample_weight;
+    let n_threads = p.n_threads()?;
     with_points!(x, v => {
         let m = run(py, n_threads, |p| est.progress(p).fit(&v))?;
         out(py, vec![
@@ -237,35 +257,31 @@ fn kmeans_fit<'py>(
 /// Bisecting k-means; the tree comes back for `predict` (node centres and children, −1 for a
 /// leaf).
 #[pyfunction]
-#[pyo3(signature = (x, params, sample_weight, n_threads))]
 fn bisecting_kmeans_fit<'py>(
     py: Python<'py>,
     x: Points<'py>,
-    params: &Bound<'py, PyDict>,
+    params: Bound<'py, PyDict>,
     sample_weight: Option<Vec<f64>>,
-    n_threads: usize,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let get = |key: &str| -> PyResult<Bound<'py, PyAny>> {
-        params
-            .get_item(key)?
-            .ok_or_else(|| PyValueError::new_err(format!("missing parameter {key}")))
-    };
-    let mut est = BisectingKMeans::new(get("n_clusters")?.extract()?)
-        .n_init(get("n_init")?.extract()?)
-        .max_iter(get("max_iter")?.extract()?)
-        .tol(get("tol")?.extract()?)
-        .seed(get("seed")?.extract()?)
-        .init(match get("init")?.extract::<String>()?.as_str() {
+    let p = Params(params);
+    let (_, ran_on) = p.backend("bisecting-kmeans")?;
+    let mut est = BisectingKMeans::new(p.get("n_clusters")?.extract()?)
+        .n_init(p.get("n_init")?.extract()?)
+        .max_iter(p.get("max_iter")?.extract()?)
+        .tol(p.get("tol")?.extract()?)
+        .seed(p.seed()?)
+        .init(match p.string("init")?.as_str() {
             "random" => BisectingInit::Random,
             "k-means++" => BisectingInit::KMeansPlusPlus,
             other => return Err(PyValueError::new_err(format!("unknown init {other:?}"))),
         })
-        .algorithm(get("algorithm")?.extract::<String>()?.parse().map_err(to_py)?)
-        .bisecting_strategy(match get("bisecting_strategy")?.extract::<String>()?.as_str() {
+        .algorithm(p.string("algorithm")?.parse().map_err(to_py)?)
+        .bisecting_strategy(match p.string("bisecting_strategy")?.as_str() {
             "largest_cluster" => BisectingStrategy::LargestCluster,
             _ => BisectingStrategy::BiggestInertia,
         });
     est.sample_weight = sample_weight;
+    let n_threads = p.n_threads()?;
     with_points!(x, v => {
         let m = run(py, n_threads, |p| est.progress(p).fit(&v))?;
         let children: Vec<i64> = m
@@ -277,6 +293,7 @@ fn bisecting_kmeans_fit<'py>(
         out(py, vec![
             ("cluster_centers", arr2(py, m.centers)),
             ("labels", arr1(py, m.labels)),
+            ("backend", val(py, ran_on)?),
             ("inertia", val(py, m.inertia)?),
             ("n_iter", val(py, m.n_iter)?),
             ("tree_centers", arr2(py, m.tree_centers)),
@@ -323,17 +340,22 @@ fn bisecting_kmeans_predict<'py>(
     }
 }
 
-/// The described methods, as (name, Python estimator or None, defaults as JSON).
+/// The described methods, as (name, Python estimator or None, defaults as JSON, whether a
+/// device backend takes part of its work).
 #[pyfunction]
-fn methods() -> Vec<(&'static str, Option<&'static str>, String)> {
+fn methods() -> Vec<(&'static str, Option<&'static str>, String, bool)> {
     clustr::methods::METHODS
         .iter()
-        .map(|m| (m.name, m.python, (m.defaults)().to_string()))
+        .map(|m| (m.name, m.python, (m.defaults)().to_string(), m.device.is_some()))
         .collect()
 }
 
-fn kmeans_init(init: &str, centers: Option<PyReadonlyArray2<'_, f64>>) -> PyResult<KMeansInit> {
-    Ok(match (init, centers) {
+/// k-means' `init`: the given starts `init_centers` when not None, else the named method.
+fn kmeans_init(p: &Params<'_>) -> PyResult<KMeansInit> {
+    let centers = p
+        .get("init_centers")?
+        .extract::<Option<PyReadonlyArray2<'_, f64>>>()?;
+    Ok(match (p.string("init")?.as_str(), centers) {
         (_, Some(c)) => KMeansInit::Given(c.as_array().to_owned()),
         ("k-means++", None) => KMeansInit::KMeansPlusPlus,
         ("random", None) => KMeansInit::Random,
@@ -343,43 +365,31 @@ fn kmeans_init(init: &str, centers: Option<PyReadonlyArray2<'_, f64>>) -> PyResu
 
 /// Mini-batch k-means on points in memory.
 #[pyfunction]
-#[pyo3(signature = (x, n_clusters, init, init_centers, batch_size, max_iter, tol, max_no_improvement, init_size, n_init, reassignment_ratio, seed, sample_weight, backend, n_threads))]
-#[allow(clippy::too_many_arguments)]
 fn minibatch_kmeans_fit<'py>(
     py: Python<'py>,
     x: Points<'py>,
-    n_clusters: usize,
-    init: &str,
-    init_centers: Option<PyReadonlyArray2<'py, f64>>,
-    batch_size: usize,
-    max_iter: usize,
-    tol: f64,
-    max_no_improvement: Option<usize>,
-    init_size: Option<usize>,
-    n_init: Option<usize>,
-    reassignment_ratio: f64,
-    seed: u64,
+    params: Bound<'py, PyDict>,
     sample_weight: Option<Vec<f64>>,
-    backend: &str,
-    n_threads: usize,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let (backend, ran_on) = backend_of("minibatch-kmeans", backend)?;
-    let mut est = MiniBatchKMeans::new(n_clusters)
+    let p = Params(params);
+    let (backend, ran_on) = p.backend("minibatch-kmeans")?;
+    let mut est = MiniBatchKMeans::new(p.get("n_clusters")?.extract()?)
         .backend(backend)
-        .init(kmeans_init(init, init_centers)?)
-        .batch_size(batch_size)
-        .max_iter(max_iter)
-        .tol(tol)
-        .max_no_improvement(max_no_improvement)
-        .reassignment_ratio(reassignment_ratio)
-        .seed(seed);
-    if let Some(s) = init_size {
+        .init(kmeans_init(&p)?)
+        .batch_size(p.get("batch_size")?.extract()?)
+        .max_iter(p.get("max_iter")?.extract()?)
+        .tol(p.get("tol")?.extract()?)
+        .max_no_improvement(p.get("max_no_improvement")?.extract()?)
+        .reassignment_ratio(p.get("reassignment_ratio")?.extract()?)
+        .seed(p.seed()?);
+    if let Some(s) = p.get("init_size")?.extract::<Option<usize>>()? {
         est = est.init_size(s);
     }
-    if let Some(n) = n_init {
+    if let Some(n) = p.get("n_init")?.extract::<Option<usize>>()? {
         est = est.n_init(n);
     }
     est.sample_weight = sample_weight;
+    let n_threads = p.n_threads()?;
     with_points!(x, v => {
         let m = run(py, n_threads, |p| est.progress(p).fit(&v))?;
         out(py, vec![
@@ -500,17 +510,19 @@ fn covariances_out<'py>(py: Python<'py>, c: Covariances) -> Bound<'py, PyAny> {
     }
 }
 
-fn mixture(
-    kind: &str,
-    weights: PyReadonlyArray1<'_, f64>,
-    means: PyReadonlyArray2<'_, f64>,
-    covs: &Bound<'_, PyAny>,
-) -> PyResult<Mixture> {
+/// A mixture's parameters as numpy gives them: weights, means and covariances.
+type MixtureParts<'py> = (
+    PyReadonlyArray1<'py, f64>,
+    PyReadonlyArray2<'py, f64>,
+    Bound<'py, PyAny>,
+);
+
+fn mixture(kind: &str, (weights, means, covs): MixtureParts<'_>) -> PyResult<Mixture> {
     let kind = covariance_type(kind)?;
     Mixture::from_parameters(
         weights.as_array().to_owned(),
         means.as_array().to_owned(),
-        covariances(kind, covs)?,
+        covariances(kind, &covs)?,
     )
     .map_err(to_py)
 }
@@ -518,53 +530,45 @@ fn mixture(
 /// Gaussian mixture by EM. `start` = (weights, means, covariances) starts EM from these
 /// parameters; `means_init` alone starts from these means.
 #[pyfunction]
-#[pyo3(signature = (x, n_components, covariance_type_name, tol, reg_covar, max_iter, n_init, init_params, start, means_init, sample_weight, seed, n_threads))]
-#[allow(clippy::too_many_arguments)]
 fn gmm_fit<'py>(
     py: Python<'py>,
     x: PyReadonlyArray2<'py, f64>,
-    n_components: usize,
-    covariance_type_name: &str,
-    tol: f64,
-    reg_covar: f64,
-    max_iter: usize,
-    n_init: usize,
-    init_params: &str,
-    start: Option<(
-        PyReadonlyArray1<'py, f64>,
-        PyReadonlyArray2<'py, f64>,
-        Bound<'py, PyAny>,
-    )>,
-    means_init: Option<PyReadonlyArray2<'py, f64>>,
+    params: Bound<'py, PyDict>,
     sample_weight: Option<Vec<f64>>,
-    seed: u64,
-    n_threads: usize,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let init =
-        match (start, means_init) {
-            (Some((w, m, c)), _) => GmmInit::WarmStart(Box::new(GaussianMixtureModel::from_mixture(
-                mixture(covariance_type_name, w, m, &c)?,
-            ))),
-            (None, Some(m)) => GmmInit::Means(m.as_array().to_owned()),
-            (None, None) => match init_params {
-                "kmeans" => GmmInit::KMeans,
-                "k-means++" => GmmInit::KMeansPlusPlus,
-                "random" => GmmInit::Random,
-                "random_from_data" => GmmInit::RandomFromData,
-                other => return Err(PyValueError::new_err(format!("unknown init_params {other:?}"))),
-            },
-        };
-    let mut est = GaussianMixture::new(n_components)
-        .covariance_type(covariance_type(covariance_type_name)?)
-        .tol(tol)
-        .reg_covar(reg_covar)
-        .max_iter(max_iter)
-        .n_init(n_init)
+    let p = Params(params);
+    let (_, ran_on) = p.backend("gmm")?;
+    let covariance_type_name = p.string("covariance_type")?;
+    let start = p.get("start")?.extract::<Option<MixtureParts<'py>>>()?;
+    let means_init = p
+        .get("means_init")?
+        .extract::<Option<PyReadonlyArray2<'py, f64>>>()?;
+    let init = match (start, means_init) {
+        (Some(parts), _) => GmmInit::WarmStart(Box::new(GaussianMixtureModel::from_mixture(mixture(
+            &covariance_type_name,
+            parts,
+        )?))),
+        (None, Some(m)) => GmmInit::Means(m.as_array().to_owned()),
+        (None, None) => match p.string("init_params")?.as_str() {
+            "kmeans" => GmmInit::KMeans,
+            "k-means++" => GmmInit::KMeansPlusPlus,
+            "random" => GmmInit::Random,
+            "random_from_data" => GmmInit::RandomFromData,
+            other => return Err(PyValueError::new_err(format!("unknown init_params {other:?}"))),
+        },
+    };
+    let mut est = GaussianMixture::new(p.get("n_components")?.extract()?)
+        .covariance_type(covariance_type(&covariance_type_name)?)
+        .tol(p.get("tol")?.extract()?)
+        .reg_covar(p.get("reg_covar")?.extract()?)
+        .max_iter(p.get("max_iter")?.extract()?)
+        .n_init(p.get("n_init")?.extract()?)
         .init(init)
-        .seed(seed);
+        .seed(p.seed()?);
     if let Some(w) = sample_weight {
         est = est.sample_weight(w);
     }
+    let n_threads = p.n_threads()?;
     let v = x.as_array();
     let m = run(py, n_threads, |p| est.progress(p).fit(&v))?;
     let mix = m.mixture;
@@ -579,6 +583,7 @@ fn gmm_fit<'py>(
                 covariances_out(py, mix.precisions_cholesky),
             ),
             ("labels", arr1(py, m.labels)),
+            ("backend", val(py, ran_on)?),
             ("lower_bound", val(py, m.lower_bound)?),
             ("lower_bounds", arr1(py, m.lower_bounds)),
             ("n_iter", val(py, m.n_iter)?),
@@ -587,20 +592,18 @@ fn gmm_fit<'py>(
     )
 }
 
-/// Posterior probabilities (n × k) and log-likelihood of each point under a mixture, and the
-/// mixture's number of free parameters (for BIC and AIC).
+/// Posterior probabilities (n × k) and log-likelihood of each point under a mixture
+/// (weights, means, covariances), and the mixture's number of free parameters (for BIC and
+/// AIC).
 #[pyfunction]
-#[allow(clippy::too_many_arguments)]
 fn gmm_e_step<'py>(
     py: Python<'py>,
     x: PyReadonlyArray2<'py, f64>,
     covariance_type_name: &str,
-    weights: PyReadonlyArray1<'py, f64>,
-    means: PyReadonlyArray2<'py, f64>,
-    covs: Bound<'py, PyAny>,
+    parts: MixtureParts<'py>,
     n_threads: usize,
 ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>, usize)> {
-    let model = GaussianMixtureModel::from_mixture(mixture(covariance_type_name, weights, means, &covs)?);
+    let model = GaussianMixtureModel::from_mixture(mixture(covariance_type_name, parts)?);
     let v = x.as_array();
     let (proba, scores) = run(py, n_threads, |_| {
         Ok((model.predict_proba(v)?, model.score_samples(v)?))
@@ -648,30 +651,22 @@ impl Medoids {
     }
 }
 
-/// k-medoids on points under `metric_name`, or on a precomputed square matrix.
+/// k-medoids on points under `metric`, or on a precomputed square matrix (`metric` =
+/// "precomputed"); `medoids_init` (or None) are the given starts, else `init` (None: the
+/// method's own).
 #[pyfunction]
-#[pyo3(signature = (x, n_clusters, method, metric_name, init, medoids_init, max_iter, seed, samples, sample_size, numlocal, maxneighbor, sample_weight, backend, n_threads))]
-#[allow(clippy::too_many_arguments)]
 fn kmedoids_fit<'py>(
     py: Python<'py>,
     x: Points<'py>,
-    n_clusters: usize,
-    method: &str,
-    metric_name: &str,
-    init: Option<&str>,
-    medoids_init: Option<Vec<usize>>,
-    max_iter: usize,
-    seed: u64,
-    samples: usize,
-    sample_size: Option<usize>,
-    numlocal: usize,
-    maxneighbor: Option<f64>,
+    params: Bound<'py, PyDict>,
     sample_weight: Option<Vec<f64>>,
-    backend: &str,
-    n_threads: usize,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let k = n_clusters;
-    let (backend, ran_on) = backend_of(method, backend)?;
+    let p = Params(params);
+    let k: usize = p.get("n_clusters")?.extract()?;
+    let method = p.string("method")?;
+    let method = method.as_str();
+    let (max_iter, seed): (usize, u64) = (p.get("max_iter")?.extract()?, p.seed()?);
+    let (backend, ran_on) = p.backend(method)?;
     let est = match method {
         "pam" | "fastpam1" | "fastpam2" | "fasterpam" | "alternating" => {
             let mut e = match method {
@@ -684,7 +679,8 @@ fn kmedoids_fit<'py>(
             .seed(seed)
             .max_iter(max_iter)
             .backend(backend);
-            match (medoids_init, init) {
+            let given = p.get("medoids_init")?.extract::<Option<Vec<usize>>>()?;
+            match (given, p.get("init")?.extract::<Option<String>>()?) {
                 (Some(m), _) => e = e.init(Init::Given(m)),
                 (None, Some(name)) => e = e.init(name.parse().map_err(to_py)?),
                 // The method's own default: BUILD for PAM and FastPAM1, random otherwise.
@@ -699,11 +695,11 @@ fn kmedoids_fit<'py>(
                 "fastclara" => Clara::fastclara(k),
                 _ => Clara::fasterclara(k),
             }
-            .samples(samples)
+            .samples(p.get("samples")?.extract()?)
             .max_iter(max_iter)
             .seed(seed)
             .backend(backend);
-            if let Some(s) = sample_size {
+            if let Some(s) = p.get("sample_size")?.extract::<Option<usize>>()? {
                 e = e.sample_size(s);
             }
             e.sample_weight = sample_weight;
@@ -715,19 +711,21 @@ fn kmedoids_fit<'py>(
             } else {
                 Clarans::fastclarans(k)
             };
-            if let Some(m) = maxneighbor {
+            if let Some(m) = p.get("maxneighbor")?.extract::<Option<f64>>()? {
                 e = e.maxneighbor(m);
             }
             e.sample_weight = sample_weight;
-            Medoids::Clarans(e.numlocal(numlocal).seed(seed))
+            Medoids::Clarans(e.numlocal(p.get("numlocal")?.extract()?).seed(seed))
         }
         other => return Err(PyValueError::new_err(format!("unknown method {other:?}"))),
     };
+    let metric_name = p.string("metric")?;
+    let n_threads = p.n_threads()?;
     let model = with_points!(x, v => {
         if metric_name == "precomputed" {
             run(py, n_threads, |p| est.fit(&DenseMatrix::new(v)?, p))?
         } else {
-            let m = metric(metric_name)?;
+            let m = metric(&metric_name)?;
             run(py, n_threads, |p| est.fit_points(v, m, p))?
         }
     });
@@ -748,66 +746,57 @@ fn kmedoids_fit<'py>(
 
 /// DBSCAN.
 #[pyfunction]
-#[pyo3(signature = (x, eps, min_samples, metric_name, algorithm, sample_weight, n_threads))]
-#[allow(clippy::too_many_arguments)]
 fn dbscan_fit<'py>(
     py: Python<'py>,
     x: Points<'py>,
-    eps: f64,
-    min_samples: usize,
-    metric_name: &str,
-    algorithm: &str,
+    params: Bound<'py, PyDict>,
     sample_weight: Option<Vec<f64>>,
-    n_threads: usize,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let mut est = Dbscan::new(eps)
-        .min_samples(min_samples)
-        .metric(metric(metric_name)?)
-        .index(index(algorithm)?);
+    let p = Params(params);
+    let (_, ran_on) = p.backend("dbscan")?;
+    let mut est = Dbscan::new(p.get("eps")?.extract()?)
+        .min_samples(p.get("min_samples")?.extract()?)
+        .metric(metric(&p.string("metric")?)?)
+        .index(index(&p.string("algorithm")?)?);
     if let Some(w) = sample_weight {
         est = est.sample_weight(w);
     }
+    let n_threads = p.n_threads()?;
     let m = with_points!(x, v => run(py, n_threads, |_| est.fit(&v))?);
     out(
         py,
         vec![
             ("labels", arr1(py, m.labels)),
+            ("backend", val(py, ran_on)?),
             ("core_sample_indices", arr1(py, indices(&m.core_sample_indices))),
         ],
     )
 }
 
-/// HDBSCAN on points under `metric_name`, or on a precomputed square matrix.
+/// HDBSCAN on points under `metric`, or on a precomputed square matrix.
 #[pyfunction]
-#[pyo3(signature = (x, min_cluster_size, min_samples, cluster_selection_epsilon, max_cluster_size, metric_name, alpha, algorithm, cluster_selection_method, allow_single_cluster, n_threads))]
-#[allow(clippy::too_many_arguments)]
 fn hdbscan_fit<'py>(
     py: Python<'py>,
     x: Points<'py>,
-    min_cluster_size: usize,
-    min_samples: Option<usize>,
-    cluster_selection_epsilon: f64,
-    max_cluster_size: Option<usize>,
-    metric_name: &str,
-    alpha: f64,
-    algorithm: &str,
-    cluster_selection_method: &str,
-    allow_single_cluster: bool,
-    n_threads: usize,
+    params: Bound<'py, PyDict>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let mut est = Hdbscan::new(min_cluster_size)
-        .cluster_selection_epsilon(cluster_selection_epsilon)
-        .alpha(alpha)
-        .cluster_selection_method(cluster_selection_method.parse().map_err(to_py)?)
-        .allow_single_cluster(allow_single_cluster)
-        .index(index(algorithm)?);
-    est.min_samples = min_samples;
-    est.max_cluster_size = max_cluster_size;
+    let p = Params(params);
+    let (_, ran_on) = p.backend("hdbscan")?;
+    let mut est = Hdbscan::new(p.get("min_cluster_size")?.extract()?)
+        .cluster_selection_epsilon(p.get("cluster_selection_epsilon")?.extract()?)
+        .alpha(p.get("alpha")?.extract()?)
+        .cluster_selection_method(p.string("cluster_selection_method")?.parse().map_err(to_py)?)
+        .allow_single_cluster(p.get("allow_single_cluster")?.extract()?)
+        .index(index(&p.string("algorithm")?)?);
+    est.min_samples = p.get("min_samples")?.extract()?;
+    est.max_cluster_size = p.get("max_cluster_size")?.extract()?;
+    let metric_name = p.string("metric")?;
+    let n_threads = p.n_threads()?;
     let m = with_points!(x, v => {
         if metric_name == "precomputed" {
             run(py, n_threads, |_| est.fit_precomputed(&DenseMatrix::new(v)?))?
         } else {
-            let est = est.metric(metric(metric_name)?);
+            let est = est.metric(metric(&metric_name)?);
             run(py, n_threads, |p| est.progress(p).fit(&v))?
         }
     });
@@ -815,6 +804,7 @@ fn hdbscan_fit<'py>(
         py,
         vec![
             ("labels", arr1(py, m.labels)),
+            ("backend", val(py, ran_on)?),
             ("probabilities", m.probabilities.into_pyarray(py).into_any()),
             ("outlier_scores", m.outlier_scores.into_pyarray(py).into_any()),
             (
@@ -825,40 +815,34 @@ fn hdbscan_fit<'py>(
     )
 }
 
-/// OPTICS.
+/// OPTICS; `min_samples` and `min_cluster_size` as counts (the Python layer resolves
+/// fractions).
 #[pyfunction]
-#[pyo3(signature = (x, min_samples, max_eps, metric_name, cluster_method, eps, xi, predecessor_correction, min_cluster_size, algorithm, sample_weight, n_threads))]
-#[allow(clippy::too_many_arguments)]
 fn optics_fit<'py>(
     py: Python<'py>,
     x: Points<'py>,
-    min_samples: usize,
-    max_eps: f64,
-    metric_name: &str,
-    cluster_method: &str,
-    eps: Option<f64>,
-    xi: f64,
-    predecessor_correction: bool,
-    min_cluster_size: Option<usize>,
-    algorithm: &str,
+    params: Bound<'py, PyDict>,
     sample_weight: Option<Vec<f64>>,
-    n_threads: usize,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let extraction = match cluster_method {
-        "xi" => Extraction::Xi(xi),
-        "dbscan" => Extraction::Dbscan(eps.unwrap_or(max_eps)),
+    let p = Params(params);
+    let (_, ran_on) = p.backend("optics")?;
+    let max_eps: f64 = p.get("max_eps")?.extract()?;
+    let extraction = match p.string("cluster_method")?.as_str() {
+        "xi" => Extraction::Xi(p.get("xi")?.extract()?),
+        "dbscan" => Extraction::Dbscan(p.get("eps")?.extract::<Option<f64>>()?.unwrap_or(max_eps)),
         other => return Err(PyValueError::new_err(format!("unknown cluster_method {other:?}"))),
     };
-    let mut est = Optics::new(min_samples)
+    let mut est = Optics::new(p.get("min_samples")?.extract()?)
         .max_eps(max_eps)
-        .metric(metric(metric_name)?)
-        .index(index(algorithm)?)
+        .metric(metric(&p.string("metric")?)?)
+        .index(index(&p.string("algorithm")?)?)
         .extraction(extraction)
-        .predecessor_correction(predecessor_correction);
-    if let Some(m) = min_cluster_size {
+        .predecessor_correction(p.get("predecessor_correction")?.extract()?);
+    if let Some(m) = p.get("min_cluster_size")?.extract::<Option<usize>>()? {
         est = est.min_cluster_size(m);
     }
     est.sample_weight = sample_weight;
+    let n_threads = p.n_threads()?;
     let m = with_points!(x, v => run(py, n_threads, |_| est.fit(&v))?);
     let hierarchy = Array2::from_shape_fn((m.clusters.len(), 2), |(i, j)| {
         let (a, b) = m.clusters[i];
@@ -876,6 +860,7 @@ fn optics_fit<'py>(
             ("core_distances", arr1(py, m.core_distances)),
             ("predecessor", arr1(py, m.predecessor)),
             ("labels", arr1(py, m.labels)),
+            ("backend", val(py, ran_on)?),
             ("cluster_hierarchy", arr2(py, hierarchy)),
         ],
     )
@@ -890,45 +875,36 @@ fn power_init(init: &str) -> PyResult<PowerInit> {
 }
 
 /// The annealing schedule: clustr's default for the method, with the values given.
-fn schedule(base: Schedule, s0: Option<f64>, eta: f64, max_iter: usize, tol: f64) -> Schedule {
-    Schedule {
-        s0: s0.unwrap_or(base.s0),
-        eta,
-        max_iter,
-        tol,
+fn schedule(base: Schedule, p: &Params<'_>) -> PyResult<Schedule> {
+    Ok(Schedule {
+        s0: p.get("s0")?.extract::<Option<f64>>()?.unwrap_or(base.s0),
+        eta: p.get("eta")?.extract()?,
+        max_iter: p.get("max_iter")?.extract()?,
+        tol: p.get("tol")?.extract()?,
         ..base
-    }
+    })
 }
 
 /// Power k-means on the points' coordinates.
 #[pyfunction]
-#[pyo3(signature = (x, n_clusters, s0, eta, max_iter, tol, n_init, init, seed, sample_weight, backend, n_threads))]
-#[allow(clippy::too_many_arguments)]
 fn power_kmeans_fit<'py>(
     py: Python<'py>,
     x: Points<'py>,
-    n_clusters: usize,
-    s0: Option<f64>,
-    eta: f64,
-    max_iter: usize,
-    tol: f64,
-    n_init: usize,
-    init: &str,
-    seed: u64,
+    params: Bound<'py, PyDict>,
     sample_weight: Option<Vec<f64>>,
-    backend: &str,
-    n_threads: usize,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let (backend, ran_on) = backend_of("power-kmeans", backend)?;
-    let base = PowerKMeans::new(n_clusters);
-    let sched = schedule(base.schedule, s0, eta, max_iter, tol);
+    let p = Params(params);
+    let (backend, ran_on) = p.backend("power-kmeans")?;
+    let base = PowerKMeans::new(p.get("n_clusters")?.extract()?);
+    let sched = schedule(base.schedule, &p)?;
     let mut est = base
         .backend(backend)
         .schedule(sched)
-        .n_init(n_init)
-        .init(power_init(init)?)
-        .seed(seed);
+        .n_init(p.get("n_init")?.extract()?)
+        .init(power_init(&p.string("init")?)?)
+        .seed(p.seed()?);
     est.sample_weight = sample_weight;
+    let n_threads = p.n_threads()?;
     with_points!(x, v => {
         let m = run(py, n_threads, |p| est.progress(p).fit(&v))?;
         out(py, vec![
@@ -949,37 +925,26 @@ fn bandwidth(sigma: Option<f64>) -> Bandwidth {
 
 /// Kernel power k-means on random Fourier features of a Gaussian kernel.
 #[pyfunction]
-#[pyo3(signature = (x, n_clusters, n_components, sigma, s0, eta, max_iter, tol, n_init, init, seed, sample_weight, backend, n_threads))]
-#[allow(clippy::too_many_arguments)]
 fn rff_kpkm_fit<'py>(
     py: Python<'py>,
     x: Points<'py>,
-    n_clusters: usize,
-    n_components: usize,
-    sigma: Option<f64>,
-    s0: Option<f64>,
-    eta: f64,
-    max_iter: usize,
-    tol: f64,
-    n_init: usize,
-    init: &str,
-    seed: u64,
+    params: Bound<'py, PyDict>,
     sample_weight: Option<Vec<f64>>,
-    backend: &str,
-    n_threads: usize,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let (backend, ran_on) = backend_of("rff-kpkm", backend)?;
-    let base = RffKpkm::new(n_clusters);
-    let sched = schedule(base.schedule, s0, eta, max_iter, tol);
+    let p = Params(params);
+    let (backend, ran_on) = p.backend("rff-kpkm")?;
+    let base = RffKpkm::new(p.get("n_clusters")?.extract()?);
+    let sched = schedule(base.schedule, &p)?;
     let mut est = base
         .backend(backend)
         .schedule(sched)
-        .n_features(n_components)
-        .bandwidth(bandwidth(sigma))
-        .n_init(n_init)
-        .init(power_init(init)?)
-        .seed(seed);
+        .n_features(p.get("n_components")?.extract()?)
+        .bandwidth(bandwidth(p.get("sigma")?.extract()?))
+        .n_init(p.get("n_init")?.extract()?)
+        .init(power_init(&p.string("init")?)?)
+        .seed(p.seed()?);
     est.sample_weight = sample_weight;
+    let n_threads = p.n_threads()?;
     with_points!(x, v => {
         let m = run(py, n_threads, |p| est.progress(p).fit(&v))?;
         let f = m.features;
@@ -1017,48 +982,37 @@ fn rff_transform<'py>(
 
 /// IP-RFF-MKPKM: several Gaussian kernels, optionally with possibilistic typicalities.
 #[pyfunction]
-#[pyo3(signature = (x, n_clusters, n_components, sigma_factors, sigmas, possibilistic, m_p, s0, eta, max_iter, tol, n_init, init, seed, n_threads))]
-#[allow(clippy::too_many_arguments)]
 fn ip_rff_mkpkm_fit<'py>(
     py: Python<'py>,
     x: Points<'py>,
-    n_clusters: usize,
-    n_components: usize,
-    sigma_factors: Option<Vec<f64>>,
-    sigmas: Option<Vec<f64>>,
-    possibilistic: bool,
-    m_p: f64,
-    s0: Option<f64>,
-    eta: f64,
-    max_iter: usize,
-    tol: f64,
-    n_init: usize,
-    init: &str,
-    seed: u64,
-    n_threads: usize,
+    params: Bound<'py, PyDict>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let base = IpRffMkpkm::new(n_clusters);
-    let sched = schedule(base.schedule, s0, eta, max_iter, tol);
+    let p = Params(params);
+    let (_, ran_on) = p.backend("ip-rff-mkpkm")?;
+    let base = IpRffMkpkm::new(p.get("n_clusters")?.extract()?);
+    let sched = schedule(base.schedule, &p)?;
     let mut est = base
         .schedule(sched)
-        .n_features(n_components)
-        .possibilistic(possibilistic)
-        .m_p(m_p)
-        .n_init(n_init)
-        .init(power_init(init)?)
-        .seed(seed);
-    if let Some(f) = sigma_factors {
+        .n_features(p.get("n_components")?.extract()?)
+        .possibilistic(p.get("possibilistic")?.extract()?)
+        .m_p(p.get("m_p")?.extract()?)
+        .n_init(p.get("n_init")?.extract()?)
+        .init(power_init(&p.string("init")?)?)
+        .seed(p.seed()?);
+    if let Some(f) = p.get("sigma_factors")?.extract::<Option<Vec<f64>>>()? {
         est = est.sigma_factors(f);
     }
-    if let Some(s) = sigmas {
+    if let Some(s) = p.get("sigmas")?.extract::<Option<Vec<f64>>>()? {
         est = est.sigmas(s);
     }
+    let n_threads = p.n_threads()?;
     with_points!(x, v => {
         let m = run(py, n_threads, |p| est.progress(p).fit(&v))?;
         let typicality = m.typicality();
         let sigmas: Vec<f64> = m.features.iter().map(|f| f.sigma).collect();
         out(py, vec![
             ("labels", arr1(py, m.labels)),
+            ("backend", val(py, ran_on)?),
             ("kernel_weights", arr1(py, m.kernel_weights)),
             ("sigmas", arr1(py, sigmas)),
             ("typicality", arr1(py, typicality)),

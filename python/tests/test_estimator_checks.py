@@ -44,7 +44,7 @@ def test_every_described_method_is_checked():
     kmedoids = {e.method for e in ESTIMATORS if type(e).__name__ == "KMedoids"}
     described = _clustr.methods()
     assert len(described) >= 25
-    for name, python, _ in described:
+    for name, python, _, _ in described:
         if python is None:
             continue
         assert python in clustr.__all__, name
@@ -61,7 +61,7 @@ def test_defaults_are_the_described_ones():
     from clustr import _clustr
 
     compared = 0
-    for name, python, defaults in _clustr.methods():
+    for name, python, defaults, _ in _clustr.methods():
         if python is None:
             continue
         params = getattr(clustr, python)().get_params()
@@ -70,3 +70,32 @@ def test_defaults_are_the_described_ones():
             assert params[key] == value, f"{name}: {key} = {params[key]!r}, described {value!r}"
             compared += 1
     assert compared >= 40
+
+
+def test_every_estimator_takes_backend():
+    """Every estimator takes ``backend=`` and says in ``backend_`` where it ran: ``"cpu"``
+    runs on the CPU; ``"auto"`` on the CPU or a device; ``"cuda"`` is refused by a method
+    that gives a device no work (naming it), and by every method in a build without CUDA."""
+    import numpy as np
+    from sklearn.base import clone
+    from sklearn.datasets import make_blobs
+
+    from clustr import _clustr
+
+    device = {}
+    for name, python, _, on_device in _clustr.methods():
+        device[name if python == "KMedoids" else python] = on_device
+    X, _ = make_blobs(60, 2, centers=3, random_state=1)
+    seen = 0
+    for estimator in ESTIMATORS:
+        if estimator.get_params().get("metric") == "precomputed":
+            continue
+        python = type(estimator).__name__
+        key = estimator.method if python == "KMedoids" else python
+        assert clone(estimator).set_params(backend="cpu").fit(X).backend_ == "cpu", key
+        assert clone(estimator).set_params(backend="auto").fit(X).backend_ in ("cpu", "cuda"), key
+        if not device[key]:
+            with np.testing.assert_raises_regex(ValueError, "runs on the CPU only"):
+                clone(estimator).set_params(backend="cuda").fit(X)
+        seen += 1
+    assert seen == len(ESTIMATORS) - 2

@@ -35,6 +35,7 @@ use crate::data::validate::check_k;
 use crate::dissim::{DissimValue, Dissimilarity};
 use crate::error::{Error, Result};
 use crate::estimator::shared_setters;
+use crate::estimator::{Check, Checked};
 use crate::estimator::{Clustering, Fit, ProgressFn};
 use crate::memory::{check_fit, product, MemoryEstimate};
 use crate::metric::{Metric, MetricKind};
@@ -305,8 +306,12 @@ impl KMedoids {
     pub fn name(&self) -> &'static str {
         self.method.name()
     }
+}
 
-    fn validate(&self, n: usize) -> Result<()> {
+/// The parameters against `n` objects: checked once per fit; the initialisation and the
+/// search take the [`Checked`] form.
+impl Check<usize> for KMedoids {
+    fn check(&self, n: usize) -> Result<()> {
         if let Some((name, value)) = &self.misplaced {
             let owner = if *name == "fasttol" {
                 "fastpam2"
@@ -338,21 +343,30 @@ impl KMedoids {
         }
         Ok(())
     }
+}
 
+impl KMedoids {
     /// The initial medoids for this run.
     pub fn initial_medoids<D>(&self, d: &D) -> Result<Vec<usize>>
     where
         D: Dissimilarity,
         D::Value: KValue,
     {
-        self.validate(d.len())?;
-        let mut rng = <crate::rng::SeededRng as rand::SeedableRng>::seed_from_u64(self.seed);
-        match &self.init {
-            Init::Build => build(d, self.k),
-            Init::Lab => lab(d, self.k, &mut rng),
-            Init::Random => Ok(random_medoids(d.len(), self.k, &mut rng)),
-            Init::KMeansPlusPlus => kmeans_plus_plus(d, self.k, &mut rng),
-            Init::First => Ok(first_k(self.k)),
+        Self::initial(self.checked(d.len())?, d)
+    }
+
+    fn initial<D>(this: Checked<'_, Self>, d: &D) -> Result<Vec<usize>>
+    where
+        D: Dissimilarity,
+        D::Value: KValue,
+    {
+        let mut rng = <crate::rng::SeededRng as rand::SeedableRng>::seed_from_u64(this.seed);
+        match &this.init {
+            Init::Build => build(d, this.k),
+            Init::Lab => lab(d, this.k, &mut rng),
+            Init::Random => Ok(random_medoids(d.len(), this.k, &mut rng)),
+            Init::KMeansPlusPlus => kmeans_plus_plus(d, this.k, &mut rng),
+            Init::First => Ok(first_k(this.k)),
             Init::Given(m) => Ok(m.clone()),
         }
     }
@@ -434,7 +448,7 @@ where
     type Model = KMedoidsModel<<D::Value as KValue>::Loss>;
 
     fn fit(&self, d: &D) -> Result<Self::Model> {
-        self.fit_with(d, None)
+        Self::fit_with(self.checked(d.len())?, d, None)
     }
 }
 
@@ -466,25 +480,29 @@ impl KMedoids {
         crate::data::validate::check_points(x)?;
         metric.check_dim(x.ncols())?;
         crate::data::validate::check_metric_magnitude(x, metric)?;
+        let this = self.checked(x.nrows())?;
         if let Some(p) = &self.progress {
             p.phase("distances");
         }
         let scans = !matches!(self.method, Method::Pam | Method::Alternating);
         if scans && self.sample_weight.is_none() {
             let x = crate::data::standard_layout(x);
-            self.validate(x.nrows())?;
             let on_device = self.backend.points_swap_gains(x.view(), metric, self.k)?;
             if let Some(on_device) = on_device {
-                return self.fit_with(&on_device.exact, Some(on_device.gains));
+                return Self::fit_with(this, &on_device.exact, Some(on_device.gains));
             }
         }
-        self.fit(&crate::DenseMatrix::from_points(x, metric, &self.backend)?)
+        Self::fit_with(
+            this,
+            &crate::DenseMatrix::from_points(x, metric, &self.backend)?,
+            None,
+        )
     }
 
     /// Fits `d`, the candidate scans on `gains` when given, else on the backend; with sample
     /// weights on the weighted dissimilarity, on the CPU.
     fn fit_with<'g, D>(
-        &self,
+        this: Checked<'_, Self>,
         d: &'g D,
         gains: Gains<'g, D::Value>,
     ) -> Result<KMedoidsModel<<D::Value as KValue>::Loss>>
@@ -492,15 +510,17 @@ impl KMedoids {
         D: Dissimilarity,
         D::Value: KValue,
     {
-        match &self.sample_weight {
-            Some(w) => weighted::fit_weighted(d, w, |wd| self.search(wd, None, &AnyBackend::default())),
-            None => self.search(d, gains, &self.backend),
+        match &this.sample_weight {
+            Some(w) => {
+                weighted::fit_weighted(d, w, |wd| Self::search(this, wd, None, &AnyBackend::default()))
+            }
+            None => Self::search(this, d, gains, &this.backend),
         }
     }
 
     /// The initialisation and the swap phase on `d`.
     fn search<'g, D>(
-        &self,
+        this: Checked<'_, Self>,
         d: &'g D,
         gains: Gains<'g, D::Value>,
         backend: &AnyBackend,
@@ -509,38 +529,37 @@ impl KMedoids {
         D: Dissimilarity,
         D::Value: KValue,
     {
-        self.validate(d.len())?;
         check_fit(
-            self,
-            self.name(),
+            &*this,
+            this.name(),
             d.len(),
             0,
             size_of::<D::Value>(),
             crate::error::hints::MEDOIDS_FROM_SAMPLES,
         )?;
-        let initial = self.initial_medoids(d)?;
+        let initial = Self::initial(this, d)?;
         let mut medoids = initial.clone();
-        let mut rng = <crate::rng::SeededRng as rand::SeedableRng>::seed_from_u64(self.seed ^ 0x5eed_5a17);
-        let out = match (self.method, gains) {
+        let mut rng = <crate::rng::SeededRng as rand::SeedableRng>::seed_from_u64(this.seed ^ 0x5eed_5a17);
+        let out = match (this.method, gains) {
             (Method::Alternating, _) => {
-                alternating::run(d, &mut medoids, self.max_iter, self.progress.as_ref())?
+                alternating::run(d, &mut medoids, this.max_iter, this.progress.as_ref())?
             }
             (m, Some(gains)) => swap::run_with(
                 d,
                 &mut medoids,
                 m,
-                self.max_iter,
+                this.max_iter,
                 &mut rng,
-                self.progress.as_ref(),
+                this.progress.as_ref(),
                 gains,
             )?,
             (m, _) => swap::run(
                 d,
                 &mut medoids,
                 m,
-                self.max_iter,
+                this.max_iter,
                 &mut rng,
-                self.progress.as_ref(),
+                this.progress.as_ref(),
                 backend,
             )?,
         };

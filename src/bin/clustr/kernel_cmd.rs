@@ -280,7 +280,7 @@ fn run_with<F: Scalar, M: Clustering + Send, P: MemoryEstimate + WithK + Sync>(
 
 pub fn run_power_kmeans(a: PowerKMeansArgs) -> CliResult {
     let p = &a.power;
-    let mut params = PowerKMeans::new(p.algo.k.0[0])
+    let mut params = PowerKMeans::new(p.algo.k[0])
         .init(p.init()?)
         .n_init(p.n_init)
         .seed(p.algo.seed);
@@ -320,7 +320,7 @@ pub fn run_power_kmeans(a: PowerKMeansArgs) -> CliResult {
 
 pub fn run_kpkm(a: KpkmArgs) -> CliResult {
     let p = &a.power;
-    let mut params = Kpkm::new(p.algo.k.0[0])
+    let mut params = Kpkm::new(p.algo.k[0])
         .kernel(Kernel::Gaussian(bandwidth(&a.sigma)?))
         .init(p.init()?)
         .n_init(p.n_init)
@@ -349,7 +349,7 @@ pub fn run_kpkm(a: KpkmArgs) -> CliResult {
 
 pub fn run_kernel_kmeans(a: KernelKMeansArgs) -> CliResult {
     let p = &a.run;
-    let mut params = KernelKMeans::new(p.algo.k.0[0])
+    let mut params = KernelKMeans::new(p.algo.k[0])
         .kernel(Kernel::Gaussian(bandwidth(&a.sigma)?))
         .init(p.init()?)
         .n_init(p.n_init)
@@ -380,7 +380,7 @@ pub fn run_kernel_kmeans(a: KernelKMeansArgs) -> CliResult {
 
 pub fn run_rff_kpkm(a: RffKpkmArgs) -> CliResult {
     let p = &a.power;
-    let mut params = RffKpkm::new(p.algo.k.0[0])
+    let mut params = RffKpkm::new(p.algo.k[0])
         .n_features(a.n_features)
         .bandwidth(bandwidth(&a.sigma)?)
         .init(p.init()?)
@@ -425,7 +425,7 @@ pub fn run_rff_kpkm(a: RffKpkmArgs) -> CliResult {
 
 pub fn run_ip_rff_mkpkm(a: IpArgs) -> CliResult {
     let p = &a.power;
-    let mut params = IpRffMkpkm::new(p.algo.k.0[0])
+    let mut params = IpRffMkpkm::new(p.algo.k[0])
         .n_features(a.n_features)
         .m_p(a.m_p)
         .possibilistic(!a.no_possibilistic)

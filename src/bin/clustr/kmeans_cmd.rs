@@ -62,7 +62,7 @@ pub fn run(a: Args) -> CliResult {
     if a.distributed {
         a.algo.single_k("kmeans --distributed")?;
     }
-    let mut params = KMeans::new(a.algo.k.0[0])
+    let mut params = KMeans::new(a.algo.k[0])
         .init(init)
         .tol(a.tol)
         .seed(a.algo.seed)
@@ -310,7 +310,7 @@ pub fn run_minibatch(a: MiniBatchArgs) -> CliResult {
     if a.distributed {
         a.algo.single_k("minibatch-kmeans --distributed")?;
     }
-    let mut params = MiniBatchKMeans::new(a.algo.k.0[0])
+    let mut params = MiniBatchKMeans::new(a.algo.k[0])
         .init(kmeans_init(&a.init)?)
         .batch_size(a.batch_size)
         .tol(a.tol)
@@ -359,9 +359,9 @@ fn fit_minibatch<F: Scalar>(params: MiniBatchKMeans, a: &MiniBatchArgs) -> CliRe
             let (n, d) = (rows.nrows(), rows.ncols());
             // With several k, the silhouette's sample is read once and scores every fit (the
             // same rows the in-memory path would sample).
-            let several = a.algo.k.0.len() > 1;
+            let several = a.algo.k.len() > 1;
             let sample_rows = if several {
-                silhouette_rows(n, a.algo.seed)
+                silhouette_rows(&a.algo.k, n, a.algo.seed)
             } else {
                 Vec::new()
             };

@@ -158,7 +158,7 @@ pub fn run(method: &str, a: Args) -> CliResult {
         a.algo
             .single_k(&format!("{method} with --distributed or --medoids"))?;
     }
-    let k = a.algo.k.0[0];
+    let k = a.algo.k[0];
     let max_iter = a.algo.max_iter;
     let weights = a.weights.read(a.distributed)?;
     let algo = match method {
@@ -244,7 +244,7 @@ pub fn run(method: &str, a: Args) -> CliResult {
 fn fit<F: Scalar + KValue<Loss = f64>>(method: &str, algo: Algo, a: &Args) -> CliResult {
     let started = Instant::now();
     let procs = Processes::new(a.distributed)?;
-    let several = a.algo.k.0.len() > 1 || a.algo.criterion.is_some();
+    let several = a.algo.k.len() > 1 || a.algo.criterion.is_some();
     let ((chosen, predictor, d, dist_s, fit_s, sil), ran) = a.exec.run(method, |backend| {
         let t0 = Instant::now();
         let prefixed = |e: clustr::Error| CliError::from(e).prefixed(&a.input);

@@ -83,7 +83,7 @@ pub fn run_gmm(a: GmmArgs) -> CliResult {
             )))
         }
     };
-    let mut params = GaussianMixture::new(a.algo.k.0[0])
+    let mut params = GaussianMixture::new(a.algo.k[0])
         .covariance_type(ct)
         .init(init)
         .n_init(a.n_init)

@@ -25,12 +25,9 @@ pub struct AlgoArgs {
     pub labels_out: Option<std::path::PathBuf>,
 }
 
-/// `--k`: the numbers of clusters to try (one, or several in increasing order).
-#[derive(Clone, Debug)]
-pub struct Ks(pub Vec<usize>);
-
+/// `--k`: the numbers of clusters to try (one, or several in increasing order), checked once.
 fn parse_k_arg(s: &str) -> Result<Ks, String> {
-    clustr::select_k::parse_ks(s).map(Ks).map_err(|e| e.to_string())
+    clustr::select_k::parse_ks(s).map_err(|e| e.to_string())
 }
 
 /// How a subcommand chooses among several k: its name on the progress bar, the steps of one
@@ -102,7 +99,7 @@ pub fn insert_k_selection(
 impl AlgoArgs {
     /// The one k of a subcommand that does not choose among several.
     pub fn single_k(&self, command: &str) -> CliResult<usize> {
-        match (self.k.0.as_slice(), &self.criterion) {
+        match (self.k.as_slice(), &self.criterion) {
             ([k], None) => Ok(*k),
             _ => Err(CliError::usage(format!(
                 "{command} takes one --k (no range, list or --criterion)"
@@ -123,7 +120,7 @@ impl AlgoArgs {
         fit: impl Fn(usize, clustr::ProgressFn) -> clustr::Result<M> + Sync,
         own: impl Fn(&M, Criterion) -> Option<clustr::Result<f64>> + Sync,
     ) -> CliResult<Chosen<M>> {
-        if let ([k], None) = (self.k.0.as_slice(), &self.criterion) {
+        if let ([k], None) = (self.k.as_slice(), &self.criterion) {
             let (bar, progress) = iteration_bar(how.steps, how.what, out);
             let model = fit(*k, progress)?;
             bar.finish_and_clear();
@@ -137,7 +134,7 @@ impl AlgoArgs {
             Some(c) => c.parse()?,
             None => how.criterion,
         };
-        let ks = self.k.0.clone();
+        let ks = self.k.clone();
         let at_once = fits_at_once(&ks, &how.memory_of_fit, clustr::memory::max_memory());
         let bar = progress_bar(
             ks.len() as u64,
@@ -181,8 +178,8 @@ impl AlgoArgs {
 
 /// The rows `--k` with several values scores the silhouette on, for `n` points (as
 /// [`AlgoArgs::choose`] samples them).
-pub fn silhouette_rows(n: usize, seed: u64) -> Vec<usize> {
-    SelectK::new(Vec::new(), Criterion::Silhouette)
+pub fn silhouette_rows(ks: &Ks, n: usize, seed: u64) -> Vec<usize> {
+    SelectK::new(ks.clone(), Criterion::Silhouette)
         .seed(seed)
         .silhouette_rows(n)
 }

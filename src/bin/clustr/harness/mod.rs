@@ -6,7 +6,7 @@
 
 use clustr::data::{validate::check_points, CsvOptions, NpyRows};
 use clustr::error::Suggestion;
-use clustr::select_k::{Criterion, SelectK};
+use clustr::select_k::{Criterion, Ks, SelectK};
 use clustr::{AnyBackend, BackendChoice, Error, Scalar};
 use ndarray::Array2;
 use std::io::IsTerminal;
