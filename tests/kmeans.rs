@@ -150,6 +150,11 @@ fn hamerly_elkan_and_auto_equal_lloyd() {
     assert_eq!(Algorithm::Auto.resolve(100_000, 64, 256), Algorithm::Hamerly);
     assert_eq!(Algorithm::Auto.resolve(100_000, 1024, 16), Algorithm::Hamerly);
     assert_eq!(Algorithm::Auto.resolve(100_000, 4096, 64), Algorithm::Hamerly);
+    // Low dimensions.
+    assert_eq!(Algorithm::Auto.resolve(100_000, 8, 2), Algorithm::Lloyd);
+    assert_eq!(Algorithm::Auto.resolve(10_000, 64, 8), Algorithm::Lloyd);
+    assert_eq!(Algorithm::Auto.resolve(100_000, 512, 2), Algorithm::Hamerly);
+    assert_eq!(Algorithm::Auto.resolve(100_000, 64, 32), Algorithm::Hamerly);
 }
 
 #[test]

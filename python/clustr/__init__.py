@@ -8,5 +8,6 @@ FasterPAM, CLARA, CLARANS), DBSCAN, OPTICS, HDBSCAN and kernel power k-means. Fi
 from ._clustr import __version__, max_memory, set_max_memory
 from . import _estimators
 from ._estimators import *  # noqa: F401,F403 (the estimators, listed in _estimators.__all__)
+from ._functions import kmeans_plusplus
 
-__all__ = [*_estimators.__all__, "set_max_memory", "max_memory", "__version__"]
+__all__ = [*_estimators.__all__, "kmeans_plusplus", "set_max_memory", "max_memory", "__version__"]

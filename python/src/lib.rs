@@ -21,7 +21,7 @@ use clustr::kernel::{
 };
 use clustr::kmeans::{
     BisectingInit, BisectingKMeans, BisectingKMeansModel, BisectingStrategy, KMeans, KMeansInit,
-    MiniBatchKMeans,
+    KMeansPlusPlus, MiniBatchKMeans,
 };
 use clustr::kmedoids::{Clara, Clarans, Init, KMedoids, KMedoidsModel, KValue};
 use clustr::mixture::{CovarianceType, Covariances, GaussianMixture, GaussianMixtureModel, GmmInit, Mixture};
@@ -361,6 +361,23 @@ fn kmeans_init(p: &Params<'_>) -> PyResult<KMeansInit> {
         ("random", None) => KMeansInit::Random,
         (other, None) => return Err(PyValueError::new_err(format!("unknown init {other:?}"))),
     })
+}
+
+/// Greedy k-means++ (scikit-learn's `kmeans_plusplus`): the rows picked as centres, in order.
+#[pyfunction]
+fn kmeans_plusplus_indices<'py>(
+    py: Python<'py>,
+    x: Points<'py>,
+    params: Bound<'py, PyDict>,
+    sample_weight: Option<Vec<f64>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let p = Params(params);
+    let mut est = KMeansPlusPlus::new(p.get("n_clusters")?.extract()?).seed(p.seed()?);
+    est.n_local_trials = p.get("n_local_trials")?.extract()?;
+    est.sample_weight = sample_weight;
+    let n_threads = p.n_threads()?;
+    let picked = with_points!(x, v => run(py, n_threads, |_| est.indices(v))?);
+    Ok(arr1(py, indices(&picked)))
 }
 
 /// Mini-batch k-means on points in memory.
@@ -1053,6 +1070,7 @@ fn _clustr(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(bisecting_kmeans_fit, m)?)?;
     m.add_function(wrap_pyfunction!(bisecting_kmeans_predict, m)?)?;
     m.add_function(wrap_pyfunction!(methods, m)?)?;
+    m.add_function(wrap_pyfunction!(kmeans_plusplus_indices, m)?)?;
     m.add_function(wrap_pyfunction!(minibatch_kmeans_fit, m)?)?;
     m.add_function(wrap_pyfunction!(nearest, m)?)?;
     m.add_function(wrap_pyfunction!(pairwise, m)?)?;

@@ -243,3 +243,39 @@ def test_hdbscan_with_ties_agrees_with_sklearn(blobs):
     assert ((ours.outlier_scores_ >= 0) & (ours.outlier_scores_ <= 1)).all()
     with pytest.raises(ValueError):
         clustr.HDBSCAN(min_cluster_size=len(blobs) + 1).fit(blobs)
+
+
+def test_kmeans_plusplus_has_sklearns_interface_and_semantics(blobs):
+    """``clustr.kmeans_plusplus`` as ``sklearn.cluster.kmeans_plusplus``: (centers, indices),
+    the centres the rows at those indices, distinct rows; zero-weight rows never chosen; the
+    same for any thread count; scikit-learn's errors. Its greedy choice keeps the candidate of
+    lowest potential, so from the first centre on the potential is never above a one-trial
+    run's on average (checked over seeds)."""
+    X = blobs
+    for dtype in (np.float64, np.float32):
+        Xt = X.astype(dtype)
+        centres, indices = clustr.kmeans_plusplus(Xt, 7, random_state=3)
+        sk_centres, sk_indices = skc.kmeans_plusplus(Xt, 7, random_state=3)
+        assert centres.shape == sk_centres.shape and centres.dtype == sk_centres.dtype
+        assert indices.shape == sk_indices.shape
+        np.testing.assert_array_equal(centres, Xt[indices])
+        assert len(set(indices.tolist())) == 7
+    w = np.ones(len(X))
+    w[::2] = 0.0
+    _, indices = clustr.kmeans_plusplus(X, 9, sample_weight=w, random_state=0)
+    assert all(i % 2 == 1 for i in indices)
+    one = clustr.kmeans_plusplus(X, 9, random_state=5, n_threads=1)[1]
+    np.testing.assert_array_equal(one, clustr.kmeans_plusplus(X, 9, random_state=5, n_threads=2)[1])
+
+    def potential(c):
+        return ((X[:, None, :] - c[None]) ** 2).sum(-1).min(1).sum()
+
+    greedy = np.mean([potential(clustr.kmeans_plusplus(X, 5, random_state=s)[0]) for s in range(20)])
+    single = np.mean([potential(clustr.kmeans_plusplus(X, 5, random_state=s, n_local_trials=1)[0]) for s in range(20)])
+    assert greedy <= single
+    with pytest.raises(ValueError, match="n_samples"):
+        clustr.kmeans_plusplus(X[:3], 4)
+    with pytest.raises(ValueError):
+        clustr.kmeans_plusplus(X, 0)
+    with pytest.raises(ValueError):
+        clustr.kmeans_plusplus(X, 3, n_local_trials=0)

@@ -19,6 +19,15 @@
 //! then that point is computed directly against every centre (rare: two near-equal centres in
 //! the same lane).
 //!
+//! **Low dimensions, few centres.** Where a GEMM tile would be mostly blocking and padding,
+//! distances are computed directly, with the same result (argmin of the kernel's Σ(x − c)²,
+//! ties to the lowest index): at d ≤ 2, eight points side by side against the centres held
+//! column by column, summed as the kernels do (at most two non-zero terms, so every
+//! summation order rounds alike); at d ≤ 8 with k·d ≤ 128 the same lanes, their sums refined
+//! like the GEMM form's scores (the nearest's distance recomputed by the SIMD kernel, every
+//! centre on a near-tie); above that with k ≤ 8, each point against all centres by the SIMD
+//! kernel. (Measured crossovers, one thread, n = 10,000 to 100,000.)
+//!
 //! **In the element type.** float32 data run in float32 end to end (centring, norms, GEMM,
 //! refinement); float64 in float64.
 //!
@@ -82,6 +91,83 @@ pub(crate) struct Centres<'a, F> {
     norm_max: F,
     tile: Tile,
     isa: Isa,
+    /// At d ≤ [`DIRECT_D`]: the centres' coordinates column by column (d × k), for the direct
+    /// computation.
+    columns: Option<Vec<F>>,
+    /// Above [`DIRECT_D`] with at most [`DIRECT_K`] centres: every distance computed by the
+    /// SIMD table's kernel (the refinement's own), a GEMM tile being mostly padding.
+    rows: bool,
+}
+
+/// The most centres computed directly above [`DIRECT_D`] (measured: below the GEMM form's
+/// time at k = 8 for d = 8 to 128, above it from k = 16 or 32).
+const DIRECT_K: usize = 8;
+
+/// The largest d computed directly rather than by the GEMM form.
+pub(crate) const DIRECT_D: usize = 2;
+
+/// Points side by side in the direct computation.
+const LANES: usize = 8;
+
+/// Up to this d (with at most [`LANES_KD`] coordinates of centres) the distances are summed in lanes of points
+/// and the nearest refined by the kernel (see [`Centres::refine`]).
+const LANES_D: usize = 8;
+
+/// The most coordinates of all centres (k·d) summed in lanes above [`DIRECT_D`] (beyond, the
+/// GEMM form is faster: measured at d = 4 and 8, k = 8 to 64).
+const LANES_KD: usize = 128;
+
+/// Σ(x − c)² of `point` and centre `j` of `columns` (d × k, column by column), d ≤ 2.
+#[inline(always)]
+fn direct_distance<F: Scalar>(point: &[F], columns: &[F], j: usize) -> F {
+    let k = columns.len() / point.len();
+    match *point {
+        [a] => (a - columns[j]) * (a - columns[j]),
+        [a, b] => (a - columns[j]) * (a - columns[j]) + (b - columns[k + j]) * (b - columns[k + j]),
+        _ => unreachable!("d <= DIRECT_D and d >= 1"),
+    }
+}
+
+/// What [`nearest_lanes`] finds for each of [`LANES`] points: the smallest sum, its centre
+/// (the lowest index on ties) and the second-smallest sum.
+struct Lanes<F> {
+    index: [usize; LANES],
+    best: [F; LANES],
+    second: [F; LANES],
+}
+
+/// The nearest of the centres (`columns`, d × k) to each of [`LANES`] points (`points`,
+/// row-major, `D` coordinates each): Σ(x − c)² summed coordinate by coordinate (the
+/// arithmetic of [`direct_distance`] at D ≤ 2, where it is exact).
+#[inline(always)]
+fn nearest_lanes<F: Scalar, const D: usize>(points: &[F], columns: &[F]) -> Lanes<F> {
+    let k = columns.len() / D;
+    let mut p = [[F::zero(); LANES]; D];
+    for (l, point) in points.chunks_exact(D).enumerate() {
+        for c in 0..D {
+            p[c][l] = point[c];
+        }
+    }
+    let mut best = [F::infinity(); LANES];
+    let mut second = [F::infinity(); LANES];
+    let mut index = [0usize; LANES];
+    for j in 0..k {
+        let mut v = [F::zero(); LANES];
+        for (c, pc) in p.iter().enumerate() {
+            let centre = columns[c * k + j];
+            for l in 0..LANES {
+                let e = pc[l] - centre;
+                v[l] = if c == 0 { e * e } else { v[l] + e * e };
+            }
+        }
+        for l in 0..LANES {
+            let better = v[l] < best[l];
+            second[l] = if better { best[l] } else { second[l].min(v[l]) };
+            best[l] = if better { v[l] } else { best[l] };
+            index[l] = if better { j } else { index[l] };
+        }
+    }
+    Lanes { index, best, second }
 }
 
 impl<'a, F: Scalar> Centres<'a, F> {
@@ -111,6 +197,9 @@ impl<'a, F: Scalar> Centres<'a, F> {
                 packed[(panel * d + t) * p + q] = v;
             }
         }
+        let lanes = d <= DIRECT_D || (d <= LANES_D && k * d <= LANES_KD);
+        let columns = lanes.then(|| centres.t().iter().copied().collect());
+        let rows = !lanes && k <= DIRECT_K;
         Centres {
             original: centres,
             mu,
@@ -119,6 +208,140 @@ impl<'a, F: Scalar> Centres<'a, F> {
             norm_max,
             tile,
             isa,
+            columns,
+            rows,
+        }
+    }
+
+    /// The nearest (and second-nearest) centres of the rows of `x`, computed directly (see
+    /// the module's Low dimensions); false (nothing done) above [`DIRECT_D`].
+    fn direct<S: Slot<F>>(&self, x: ArrayView2<F>, want_second: bool, out: &mut [S], root: bool) -> bool {
+        if self.rows {
+            self.direct_rows(x, want_second, out, root);
+            return true;
+        }
+        let Some(columns) = &self.columns else {
+            return false;
+        };
+        let d = self.d();
+        let x = x.as_slice().expect("standard layout");
+        let mut done = 0;
+        if !want_second {
+            // Lanes of points side by side, the centres in index order: vectorised across
+            // points, a strictly smaller distance replacing (ties keep the lowest index).
+            for (points, out) in x.chunks_exact(d * LANES).zip(out.chunks_exact_mut(LANES)) {
+                let lanes = match d {
+                    1 => nearest_lanes::<F, 1>(points, columns),
+                    2 => nearest_lanes::<F, 2>(points, columns),
+                    3 => nearest_lanes::<F, 3>(points, columns),
+                    4 => nearest_lanes::<F, 4>(points, columns),
+                    5 => nearest_lanes::<F, 5>(points, columns),
+                    6 => nearest_lanes::<F, 6>(points, columns),
+                    7 => nearest_lanes::<F, 7>(points, columns),
+                    _ => nearest_lanes::<F, 8>(points, columns),
+                };
+                for (l, (point, o)) in points.chunks_exact(d).zip(out.iter_mut()).enumerate() {
+                    let mut best = if d <= DIRECT_D {
+                        // (exact: the kernels' own value)
+                        NearestTwo {
+                            first: Nearest {
+                                index: lanes.index[l],
+                                distance: lanes.best[l],
+                            },
+                            second: None,
+                        }
+                    } else {
+                        self.refine(point, &lanes, l)
+                    };
+                    if root {
+                        best.sqrt_distances();
+                    }
+                    o.set(best);
+                }
+                done += LANES;
+            }
+        }
+        let mut dist = vec![F::zero(); self.k()];
+        for (point, o) in x[done * d..].chunks_exact(d.max(1)).zip(out[done..].iter_mut()) {
+            for (j, v) in dist.iter_mut().enumerate() {
+                *v = if d <= DIRECT_D {
+                    direct_distance(point, columns, j)
+                } else {
+                    F::sqeuclidean(point, self.row(j))
+                };
+            }
+            let mut pick = Pick::new(want_second);
+            for (j, &v) in dist.iter().enumerate() {
+                pick.offer(j, v);
+            }
+            let mut best = pick.result();
+            if root {
+                best.sqrt_distances();
+            }
+            o.set(best);
+        }
+        true
+    }
+
+    /// Lane `l`'s nearest centre, exact: the lanes' sums (in their own order) err by at most
+    /// γ = (d + 2)·u relative, plus d times the smallest normal where squares underflow; when
+    /// the second-smallest sum is beyond the window that leaves, the smallest's centre is the
+    /// nearest and only its distance is recomputed by the kernel; otherwise every centre is
+    /// (near-ties: rare).
+    fn refine(&self, point: &[F], lanes: &Lanes<F>, l: usize) -> NearestTwo<F> {
+        let d = F::from_f64_lossy(point.len() as f64);
+        let gamma = (d + F::from_f64_lossy(2.0)) * F::epsilon() * F::from_f64_lossy(1.01);
+        let window = lanes.best[l] * (F::one() + gamma) / (F::one() - gamma) + d * F::min_positive_value();
+        if lanes.second[l] > window {
+            let index = lanes.index[l];
+            return NearestTwo {
+                first: Nearest {
+                    index,
+                    distance: F::sqeuclidean(point, self.row(index)),
+                },
+                second: None,
+            };
+        }
+        let mut pick = Pick::new(false);
+        for j in 0..self.k() {
+            pick.offer(j, F::sqeuclidean(point, self.row(j)));
+        }
+        pick.result()
+    }
+
+    /// [`Centres::direct`] by the table's kernel, a point against all centres per call.
+    fn direct_rows<S: Slot<F>>(&self, x: ArrayView2<F>, want_second: bool, out: &mut [S], root: bool) {
+        let d = self.d();
+        let centres = self.original.as_slice().expect("standard layout");
+        let rows = F::simd_table().sqeuclidean_rows;
+        let mut dist = vec![F::zero(); self.k()];
+        for (point, o) in x
+            .as_slice()
+            .expect("standard layout")
+            .chunks_exact(d)
+            .zip(out.iter_mut())
+        {
+            rows(point, centres, &mut dist);
+            let mut best = if want_second {
+                let mut pick = Pick::new(true);
+                for (j, &v) in dist.iter().enumerate() {
+                    pick.offer(j, v);
+                }
+                pick.result()
+            } else {
+                // The smallest, then its first position: ties keep the lowest index, as Pick
+                // (distances are never NaN).
+                let distance = dist.iter().fold(F::infinity(), |m, &v| if v < m { v } else { m });
+                let index = dist.iter().position(|&v| v == distance).unwrap_or(0);
+                NearestTwo {
+                    first: Nearest { index, distance },
+                    second: None,
+                }
+            };
+            if root {
+                best.sqrt_distances();
+            }
+            o.set(best);
         }
     }
 
@@ -241,6 +464,15 @@ pub(crate) fn nearest_into<F: Scalar, S: Slot<F>>(
     root: bool,
 ) {
     debug_assert_eq!(out.len(), x.nrows());
+    if centres.columns.is_some() || centres.rows {
+        x.axis_chunks_iter(Axis(0), ROWS)
+            .into_par_iter()
+            .zip(out.par_chunks_mut(ROWS))
+            .for_each(|(xb, out)| {
+                centres.direct(xb, want_second, out, root);
+            });
+        return;
+    }
     let blocks = x.nrows().div_ceil(ROWS);
     let threads = rayon::current_num_threads();
     let panels = centres.panels();
@@ -276,6 +508,9 @@ pub(crate) fn nearest_seq<F: Scalar, S: Slot<F>>(
     out: &mut [S],
     root: bool,
 ) {
+    if centres.direct(x, want_second, out, root) {
+        return;
+    }
     for (xb, out) in x.axis_chunks_iter(Axis(0), ROWS).zip(out.chunks_mut(ROWS)) {
         let block = Block::new(xb, centres);
         let track = block.scan(0..centres.panels());
@@ -799,6 +1034,15 @@ mod tests {
                 (400, 100, 5),
                 (300, 257, 33),
                 (64, 1000, 8),
+                // The direct computations: d ≤ 2 in lanes of points and the remainder, and
+                // the table's kernel at k ≤ 8.
+                (203, 8, 1),
+                (333, 40, 2),
+                (100, 8, 9),
+                (65, 3, 128),
+                (301, 12, 4),
+                (97, 64, 8),
+                (250, 30, 3),
             ] {
                 for ties in [false, true] {
                     check::<f32>(isa, n, k, d, ties, (n * k + d) as u64);
