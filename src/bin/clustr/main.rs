@@ -206,10 +206,10 @@ fn version() -> &'static str {
 
 fn main() -> ExitCode {
     stop_on_signals();
-    let command = Cli::command().version(version());
+    // (parsed in place: a copy of the whole command tree was most of the start-up's work)
+    let mut command = Cli::command().version(version());
     let parsed = command
-        .clone()
-        .try_get_matches()
+        .try_get_matches_from_mut(std::env::args_os())
         .and_then(|m| Cli::from_arg_matches(&m).map(|cli| (cli, m)));
     let (cli, matches) = match parsed {
         Ok(parsed) => parsed,
