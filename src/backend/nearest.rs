@@ -117,17 +117,6 @@ const LANES_D: usize = 8;
 /// GEMM form is faster: measured at d = 4 and 8, k = 8 to 64).
 const LANES_KD: usize = 128;
 
-/// Σ(x − c)² of `point` and centre `j` of `columns` (d × k, column by column), d ≤ 2.
-#[inline(always)]
-fn direct_distance<F: Scalar>(point: &[F], columns: &[F], j: usize) -> F {
-    let k = columns.len() / point.len();
-    match *point {
-        [a] => (a - columns[j]) * (a - columns[j]),
-        [a, b] => (a - columns[j]) * (a - columns[j]) + (b - columns[k + j]) * (b - columns[k + j]),
-        _ => unreachable!("d <= DIRECT_D and d >= 1"),
-    }
-}
-
 /// What [`nearest_lanes`] finds for each of [`LANES`] points: the smallest sum, its centre
 /// (the lowest index on ties) and the second-smallest sum.
 struct Lanes<F> {
@@ -216,17 +205,13 @@ impl<'a, F: Scalar> Centres<'a, F> {
     /// The nearest (and second-nearest) centres of the rows of `x`, computed directly (see
     /// the module's Low dimensions); false (nothing done) above [`DIRECT_D`].
     fn direct<S: Slot<F>>(&self, x: ArrayView2<F>, want_second: bool, out: &mut [S], root: bool) -> bool {
-        if self.rows {
-            self.direct_rows(x, want_second, out, root);
-            return true;
-        }
-        let Some(columns) = &self.columns else {
+        if !self.rows && self.columns.is_none() {
             return false;
-        };
+        }
         let d = self.d();
         let x = x.as_slice().expect("standard layout");
         let mut done = 0;
-        if !want_second {
+        if let (false, Some(columns)) = (want_second, &self.columns) {
             // Lanes of points side by side, the centres in index order: vectorised across
             // points, a strictly smaller distance replacing (ties keep the lowest index).
             for (points, out) in x.chunks_exact(d * LANES).zip(out.chunks_exact_mut(LANES)) {
@@ -261,20 +246,10 @@ impl<'a, F: Scalar> Centres<'a, F> {
                 done += LANES;
             }
         }
-        let mut dist = vec![F::zero(); self.k()];
+        // The rows left over; every row at k ≤ DIRECT_K or when the second nearest is wanted.
+        let mut dist = Vec::new();
         for (point, o) in x[done * d..].chunks_exact(d.max(1)).zip(out[done..].iter_mut()) {
-            for (j, v) in dist.iter_mut().enumerate() {
-                *v = if d <= DIRECT_D {
-                    direct_distance(point, columns, j)
-                } else {
-                    F::sqeuclidean(point, self.row(j))
-                };
-            }
-            let mut pick = Pick::new(want_second);
-            for (j, &v) in dist.iter().enumerate() {
-                pick.offer(j, v);
-            }
-            let mut best = pick.result();
+            let mut best = self.every_centre(point, want_second, &mut dist);
             if root {
                 best.sqrt_distances();
             }
@@ -302,47 +277,20 @@ impl<'a, F: Scalar> Centres<'a, F> {
                 second: None,
             };
         }
-        let mut pick = Pick::new(false);
-        for j in 0..self.k() {
-            pick.offer(j, F::sqeuclidean(point, self.row(j)));
-        }
-        pick.result()
+        self.every_centre(point, false, &mut Vec::new())
     }
 
-    /// [`Centres::direct`] by the table's kernel, a point against all centres per call.
-    fn direct_rows<S: Slot<F>>(&self, x: ArrayView2<F>, want_second: bool, out: &mut [S], root: bool) {
-        let d = self.d();
+    /// `point`'s nearest (and second-nearest) centre from its distance to every centre by the
+    /// SIMD kernel, one call for all (`dist`: scratch, reused by the caller).
+    fn every_centre(&self, point: &[F], want_second: bool, dist: &mut Vec<F>) -> NearestTwo<F> {
+        dist.resize(self.k(), F::zero());
         let centres = self.original.as_slice().expect("standard layout");
-        let rows = F::simd_table().sqeuclidean_rows;
-        let mut dist = vec![F::zero(); self.k()];
-        for (point, o) in x
-            .as_slice()
-            .expect("standard layout")
-            .chunks_exact(d)
-            .zip(out.iter_mut())
-        {
-            rows(point, centres, &mut dist);
-            let mut best = if want_second {
-                let mut pick = Pick::new(true);
-                for (j, &v) in dist.iter().enumerate() {
-                    pick.offer(j, v);
-                }
-                pick.result()
-            } else {
-                // The smallest, then its first position: ties keep the lowest index, as Pick
-                // (distances are never NaN).
-                let distance = dist.iter().fold(F::infinity(), |m, &v| if v < m { v } else { m });
-                let index = dist.iter().position(|&v| v == distance).unwrap_or(0);
-                NearestTwo {
-                    first: Nearest { index, distance },
-                    second: None,
-                }
-            };
-            if root {
-                best.sqrt_distances();
-            }
-            o.set(best);
+        (F::simd_table().sqeuclidean_rows)(point, centres, dist);
+        let mut pick = Pick::new(want_second);
+        for (j, &v) in dist.iter().enumerate() {
+            pick.offer(j, v);
         }
+        pick.result()
     }
 
     fn k(&self) -> usize {
@@ -603,27 +551,24 @@ impl<'a, 'c, 'o, F: Scalar> Block<'a, 'c, 'o, F> {
         // (rounded up: a score is within it if ≤ base + bound in exact terms)
         let window = base + bound;
         let window = window + window.abs() * F::epsilon();
-        let mut pick = Pick::new(want_second);
         if second.iter().any(|&s| s <= window) {
             // A lane may hide a third candidate: every centre, directly.
-            for j in 0..c.k() {
-                pick.offer(j, F::sqeuclidean(point, c.row(j)));
+            return c.every_centre(point, want_second, &mut Vec::new());
+        }
+        // The lanes' candidates, in increasing index (the pick keeps the first on ties).
+        let mut cand = [usize::MAX; 64];
+        let mut m = 0;
+        for (&b, &j) in best.iter().zip(index) {
+            if b <= window {
+                cand[m] = j.to_f64_exact() as usize;
+                m += 1;
             }
-        } else {
-            // The lanes' candidates, in increasing index (the pick keeps the first on ties).
-            let mut cand = [usize::MAX; 64];
-            let mut m = 0;
-            for (&b, &j) in best.iter().zip(index) {
-                if b <= window {
-                    cand[m] = j.to_f64_exact() as usize;
-                    m += 1;
-                }
-            }
-            let cand = &mut cand[..m];
-            cand.sort_unstable();
-            for &j in cand.iter() {
-                pick.offer(j, F::sqeuclidean(point, c.row(j)));
-            }
+        }
+        let cand = &mut cand[..m];
+        cand.sort_unstable();
+        let mut pick = Pick::new(want_second);
+        for &j in cand.iter() {
+            pick.offer(j, F::sqeuclidean(point, c.row(j)));
         }
         pick.result()
     }
