@@ -4,8 +4,8 @@
 //! translation invariant, and centring shrinks the norms that cancel), clamped at 0, with an
 //! exact recomputation of the pairs where cancellation could cost accuracy.
 
-use super::nearest::{nearest_into, nearest_seq, Centres, Slot};
-use super::{check_pairwise_shapes, fill_c_order, Backend, Nearest, NearestTwo};
+use super::nearest::{nearest_into, nearest_seq, Centres, Scratch, Slot};
+use super::{check_pairwise_shapes, fill_c_order, Backend, Distances, Nearest, NearestTwo};
 use crate::data::standard_layout;
 use crate::error::Result;
 use crate::linalg::gemm_abt;
@@ -374,32 +374,30 @@ impl Backend for CpuBackend {
         Ok(out)
     }
 
-    fn nearest_fold<F, M, T, I, G>(
+    fn nearest_fold<F, T, I, G>(
         &self,
         x: ArrayView2<F>,
         centres: ArrayView2<F>,
-        metric: &M,
+        distances: Distances,
         chunk: usize,
         init: I,
         fold: G,
     ) -> Result<Vec<T>>
     where
         F: Scalar,
-        M: Metric,
         T: Send,
         I: Fn() -> T + Sync,
         G: Fn(&mut T, usize, ArrayView2<F>, &[Nearest<F>]) + Sync,
     {
-        let kind = metric.kind();
-        if !self.fused(kind) {
+        let metric = MetricKind::SqEuclidean;
+        if !self.fused(Some(metric)) {
             // (all assignments first, then the folds)
-            let near = self.nearest(x, centres, metric)?;
+            let near = self.nearest(x, centres, &metric)?;
             return Ok(super::fold_chunks(x, &near, chunk, init, fold));
         }
-        check_centres(&x, &centres, metric)?;
+        check_centres(&x, &centres, &metric)?;
         let (x, c) = (standard_layout(x), standard_layout(centres));
-        let prepared = Centres::new(c.view(), F::simd_table().isa);
-        let root = kind == Some(MetricKind::Euclidean);
+        let prepared = Centres::new(c.view(), F::simd_table().isa).with_distances(distances);
         let sub = super::nearest::ROWS;
         Ok(x.axis_chunks_iter(Axis(0), chunk.max(1))
             .into_par_iter()
@@ -407,9 +405,10 @@ impl Backend for CpuBackend {
             .map(|(ci, rows)| {
                 let mut acc = init();
                 let mut near = vec![Nearest::empty(); sub];
+                let mut scratch = Scratch::default();
                 for (b, xb) in rows.axis_chunks_iter(Axis(0), sub).enumerate() {
                     let near = &mut near[..xb.nrows()];
-                    nearest_seq(xb, &prepared, false, near, root);
+                    nearest_seq(xb, &prepared, false, near, false, &mut scratch);
                     fold(&mut acc, ci * chunk + b * sub, xb, near);
                 }
                 acc

@@ -14,7 +14,7 @@ pub use cuda::CudaBackend;
 
 use crate::dissim::{DenseMatrix, Dissimilarity};
 use crate::error::{Error, Result};
-use crate::metric::Metric;
+use crate::metric::{Metric, MetricKind};
 use crate::scalar::Scalar;
 use device::{BoxedGains, BoxedPowerPoints, PointsGains};
 use ndarray::{Array2, ArrayView2, ArrayViewMut2};
@@ -41,6 +41,18 @@ pub struct Nearest<F> {
     pub index: usize,
     /// Distance to it.
     pub distance: F,
+}
+
+/// How exact the distances of a nearest-centre search must be; the labels are exact either
+/// way.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Distances {
+    /// The distance of a direct computation, whatever the path.
+    Exact,
+    /// Within the kernel's error bound of the exact distance (a GEMM score plus the point's
+    /// norm): enough where the distances are only reported (Lloyd's inertia per iteration),
+    /// and the exact recomputation is saved.
+    Approximate,
 }
 
 /// The nearest and second-nearest centres of a point.
@@ -83,28 +95,28 @@ pub trait Backend: Send + Sync {
         metric: &M,
     ) -> Result<Vec<NearestTwo<F>>>;
 
-    /// The nearest centre of every row of `x`, handed to `fold` chunk by chunk while the
-    /// chunk's rows are still in cache: chunks of `chunk` rows in parallel, each folded from
+    /// The nearest centre of every row of `x` under squared Euclidean distance (distances as
+    /// exact as `distances` asks), handed to `fold` chunk by chunk while the chunk's rows are
+    /// still in cache: chunks of `chunk` rows in parallel, each folded from
     /// `init()` over its rows in order (`fold(acc, first_row, rows, nearest)`, possibly in
     /// several calls per chunk); the results in chunk order, so sums over them do not depend
     /// on the thread count. (Lloyd's k-means assigns and sums each chunk in one pass.)
-    fn nearest_fold<F, M, T, I, G>(
+    fn nearest_fold<F, T, I, G>(
         &self,
         x: ArrayView2<F>,
         centres: ArrayView2<F>,
-        metric: &M,
+        _distances: Distances,
         chunk: usize,
         init: I,
         fold: G,
     ) -> Result<Vec<T>>
     where
         F: Scalar,
-        M: Metric,
         T: Send,
         I: Fn() -> T + Sync,
         G: Fn(&mut T, usize, ArrayView2<F>, &[Nearest<F>]) + Sync,
     {
-        let near = self.nearest(x, centres, metric)?;
+        let near = self.nearest(x, centres, &MetricKind::SqEuclidean)?;
         Ok(fold_chunks(x, &near, chunk, init, fold))
     }
 
@@ -277,26 +289,25 @@ impl Backend for AnyBackend {
         }
     }
 
-    fn nearest_fold<F, M, T, I, G>(
+    fn nearest_fold<F, T, I, G>(
         &self,
         x: ArrayView2<F>,
         centres: ArrayView2<F>,
-        metric: &M,
+        distances: Distances,
         chunk: usize,
         init: I,
         fold: G,
     ) -> Result<Vec<T>>
     where
         F: Scalar,
-        M: Metric,
         T: Send,
         I: Fn() -> T + Sync,
         G: Fn(&mut T, usize, ArrayView2<F>, &[Nearest<F>]) + Sync,
     {
         match self {
-            AnyBackend::Cpu(b) => b.nearest_fold(x, centres, metric, chunk, init, fold),
+            AnyBackend::Cpu(b) => b.nearest_fold(x, centres, distances, chunk, init, fold),
             #[cfg(feature = "cuda")]
-            AnyBackend::Cuda(b) => b.nearest_fold(x, centres, metric, chunk, init, fold),
+            AnyBackend::Cuda(b) => b.nearest_fold(x, centres, distances, chunk, init, fold),
         }
     }
 

@@ -17,7 +17,9 @@
 //! the lowest index: the labels and distances of a direct computation, whatever the path. A
 //! lane whose second-smallest score is itself within the window may hide a third candidate;
 //! then that point is computed directly against every centre (rare: two near-equal centres in
-//! the same lane).
+//! the same lane). A caller that only reports the distances (Lloyd's iterations) may ask for
+//! [`Distances::Approximate`]: the labels are the same, and a single candidate's distance is
+//! its score plus ‖x̃‖² (within the bound) instead of a recomputation.
 //!
 //! **Low dimensions, few centres.** Where a GEMM tile would be mostly blocking and padding,
 //! distances are computed directly, with the same result (argmin of the kernel's Σ(x − c)²,
@@ -36,9 +38,12 @@
 //! width (d × 64 floats, in L1 while the block's rows stream past); when there are fewer row
 //! blocks than threads, the centres are split into groups scanned in parallel and the lane
 //! minima merged in group order. The instruction set is the backend's ([`crate::scalar::simd::Isa`]):
-//! AVX-512 (16 f32 / 8 f64 lanes), AVX2 + FMA (8 / 4), or portable code.
+//! AVX-512 (16 f32 / 8 f64 lanes), AVX2 + FMA (8 / 4), or portable code; the GEMM kernel is
+//! written for each, and the lanes path and the per-row finish are the same code compiled for
+//! each (no contraction into FMA, so the sums round alike). Each thread's block buffers are
+//! reused from block to block.
 
-use super::NearestTwo;
+use super::{Distances, NearestTwo};
 pub(crate) use crate::backend::Nearest;
 use crate::scalar::simd::Isa;
 use crate::scalar::Scalar;
@@ -89,6 +94,9 @@ pub(crate) struct Centres<'a, F> {
     packed: Vec<F>,
     norms: Vec<F>,
     norm_max: F,
+    /// 2(d + 4)·ε, with a margin for its own rounding: times ‖x̃‖² + max‖c̃‖², the window of
+    /// the scores' error (see the module comment).
+    bound_scale: F,
     tile: Tile,
     isa: Isa,
     /// At d ≤ [`DIRECT_D`]: the centres' coordinates column by column (d × k), for the direct
@@ -97,6 +105,8 @@ pub(crate) struct Centres<'a, F> {
     /// Above [`DIRECT_D`] with at most [`DIRECT_K`] centres: every distance computed by the
     /// SIMD table's kernel (the refinement's own), a GEMM tile being mostly padding.
     rows: bool,
+    /// Whether the nearest's distance is recomputed exactly (the labels are exact either way).
+    distances: Distances,
 }
 
 /// The most centres computed directly above [`DIRECT_D`] (measured: below the GEMM form's
@@ -120,7 +130,8 @@ const LANES_KD: usize = 128;
 /// What [`nearest_lanes`] finds for each of [`LANES`] points: the smallest sum, its centre
 /// (the lowest index on ties) and the second-smallest sum.
 struct Lanes<F> {
-    index: [usize; LANES],
+    /// (as floats, exact: at most [`LANES_KD`] centres; blends of one width with the sums)
+    index: [F; LANES],
     best: [F; LANES],
     second: [F; LANES],
 }
@@ -139,8 +150,9 @@ fn nearest_lanes<F: Scalar, const D: usize>(points: &[F], columns: &[F]) -> Lane
     }
     let mut best = [F::infinity(); LANES];
     let mut second = [F::infinity(); LANES];
-    let mut index = [0usize; LANES];
+    let mut index = [F::zero(); LANES];
     for j in 0..k {
+        let jf = F::from_f64_lossy(j as f64);
         let mut v = [F::zero(); LANES];
         for (c, pc) in p.iter().enumerate() {
             let centre = columns[c * k + j];
@@ -151,12 +163,81 @@ fn nearest_lanes<F: Scalar, const D: usize>(points: &[F], columns: &[F]) -> Lane
         }
         for l in 0..LANES {
             let better = v[l] < best[l];
-            second[l] = if better { best[l] } else { second[l].min(v[l]) };
+            // (a select, not `min`: its NaN rule keeps it from vectorising)
+            second[l] = if better {
+                best[l]
+            } else if v[l] < second[l] {
+                v[l]
+            } else {
+                second[l]
+            };
             best[l] = if better { v[l] } else { best[l] };
-            index[l] = if better { j } else { index[l] };
+            index[l] = if better { jf } else { index[l] };
         }
     }
     Lanes { index, best, second }
+}
+
+/// The lanes path's loop (see [`Centres::lanes_all`]): [`nearest_lanes`] for each group of
+/// [`LANES`] points, exact at `D` ≤ [`DIRECT_D`], refined above; returns the points done.
+#[inline(always)]
+fn lanes_loop<F: Scalar, S: Slot<F>, const D: usize>(
+    centres: &Centres<F>,
+    x: &[F],
+    columns: &[F],
+    out: &mut [S],
+    root: bool,
+) -> usize {
+    let mut done = 0;
+    for (points, out) in x.chunks_exact(D * LANES).zip(out.chunks_exact_mut(LANES)) {
+        let lanes = nearest_lanes::<F, D>(points, columns);
+        for (l, (point, o)) in points.chunks_exact(D).zip(out.iter_mut()).enumerate() {
+            let mut best = if D <= DIRECT_D {
+                // (exact: the kernels' own value)
+                NearestTwo {
+                    first: Nearest {
+                        index: lanes.index[l].to_f64_exact() as usize,
+                        distance: lanes.best[l],
+                    },
+                    second: None,
+                }
+            } else {
+                centres.refine(point, &lanes, l)
+            };
+            if root {
+                best.sqrt_distances();
+            }
+            o.set(best);
+        }
+        done += LANES;
+    }
+    done
+}
+
+/// [`lanes_loop`] compiled for AVX-512 (no contraction into FMA: the sums round as before).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn lanes_avx512<F: Scalar, S: Slot<F>, const D: usize>(
+    centres: &Centres<F>,
+    x: &[F],
+    columns: &[F],
+    out: &mut [S],
+    root: bool,
+) -> usize {
+    lanes_loop::<F, S, D>(centres, x, columns, out, root)
+}
+
+/// [`lanes_loop`] compiled for AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn lanes_avx2<F: Scalar, S: Slot<F>, const D: usize>(
+    centres: &Centres<F>,
+    x: &[F],
+    columns: &[F],
+    out: &mut [S],
+    root: bool,
+) -> usize {
+    lanes_loop::<F, S, D>(centres, x, columns, out, root)
 }
 
 impl<'a, F: Scalar> Centres<'a, F> {
@@ -195,11 +276,19 @@ impl<'a, F: Scalar> Centres<'a, F> {
             packed,
             norms,
             norm_max,
+            bound_scale: F::from_f64_lossy(2.0 * (d + 4) as f64 * F::epsilon().to_f64_exact() * (1.0 + 1e-3)),
             tile,
             isa,
             columns,
             rows,
+            distances: Distances::Exact,
         }
+    }
+
+    /// These centres searched with distances `distances`.
+    pub(crate) fn with_distances(mut self, distances: Distances) -> Self {
+        self.distances = distances;
+        self
     }
 
     /// The nearest (and second-nearest) centres of the rows of `x`, computed directly (see
@@ -210,42 +299,10 @@ impl<'a, F: Scalar> Centres<'a, F> {
         }
         let d = self.d();
         let x = x.as_slice().expect("standard layout");
-        let mut done = 0;
-        if let (false, Some(columns)) = (want_second, &self.columns) {
-            // Lanes of points side by side, the centres in index order: vectorised across
-            // points, a strictly smaller distance replacing (ties keep the lowest index).
-            for (points, out) in x.chunks_exact(d * LANES).zip(out.chunks_exact_mut(LANES)) {
-                let lanes = match d {
-                    1 => nearest_lanes::<F, 1>(points, columns),
-                    2 => nearest_lanes::<F, 2>(points, columns),
-                    3 => nearest_lanes::<F, 3>(points, columns),
-                    4 => nearest_lanes::<F, 4>(points, columns),
-                    5 => nearest_lanes::<F, 5>(points, columns),
-                    6 => nearest_lanes::<F, 6>(points, columns),
-                    7 => nearest_lanes::<F, 7>(points, columns),
-                    _ => nearest_lanes::<F, 8>(points, columns),
-                };
-                for (l, (point, o)) in points.chunks_exact(d).zip(out.iter_mut()).enumerate() {
-                    let mut best = if d <= DIRECT_D {
-                        // (exact: the kernels' own value)
-                        NearestTwo {
-                            first: Nearest {
-                                index: lanes.index[l],
-                                distance: lanes.best[l],
-                            },
-                            second: None,
-                        }
-                    } else {
-                        self.refine(point, &lanes, l)
-                    };
-                    if root {
-                        best.sqrt_distances();
-                    }
-                    o.set(best);
-                }
-                done += LANES;
-            }
-        }
+        let done = match (want_second, &self.columns) {
+            (false, Some(columns)) => self.lanes_all(x, columns, out, root),
+            _ => 0,
+        };
         // The rows left over; every row at k ≤ DIRECT_K or when the second nearest is wanted.
         let mut dist = Vec::new();
         for (point, o) in x[done * d..].chunks_exact(d.max(1)).zip(out[done..].iter_mut()) {
@@ -258,6 +315,36 @@ impl<'a, F: Scalar> Centres<'a, F> {
         true
     }
 
+    /// The lanes path over the whole groups of [`LANES`] points of `x`, compiled for the
+    /// instruction set (the sums, comparisons and blends vectorise across the points); returns
+    /// the points done.
+    fn lanes_all<S: Slot<F>>(&self, x: &[F], columns: &[F], out: &mut [S], root: bool) -> usize {
+        macro_rules! by_d {
+            ($f:ident) => {
+                match self.d() {
+                    1 => $f::<F, S, 1>(self, x, columns, out, root),
+                    2 => $f::<F, S, 2>(self, x, columns, out, root),
+                    3 => $f::<F, S, 3>(self, x, columns, out, root),
+                    4 => $f::<F, S, 4>(self, x, columns, out, root),
+                    5 => $f::<F, S, 5>(self, x, columns, out, root),
+                    6 => $f::<F, S, 6>(self, x, columns, out, root),
+                    7 => $f::<F, S, 7>(self, x, columns, out, root),
+                    _ => $f::<F, S, 8>(self, x, columns, out, root),
+                }
+            };
+        }
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: `self.isa` is an instruction set the machine has (`Isa::detect`).
+        unsafe {
+            match self.isa {
+                Isa::Avx512 => return by_d!(lanes_avx512),
+                Isa::Avx2Fma => return by_d!(lanes_avx2),
+                Isa::Portable => {}
+            }
+        }
+        by_d!(lanes_loop)
+    }
+
     /// Lane `l`'s nearest centre, exact: the lanes' sums (in their own order) err by at most
     /// γ = (d + 2)·u relative, plus d times the smallest normal where squares underflow; when
     /// the second-smallest sum is beyond the window that leaves, the smallest's centre is the
@@ -268,12 +355,13 @@ impl<'a, F: Scalar> Centres<'a, F> {
         let gamma = (d + F::from_f64_lossy(2.0)) * F::epsilon() * F::from_f64_lossy(1.01);
         let window = lanes.best[l] * (F::one() + gamma) / (F::one() - gamma) + d * F::min_positive_value();
         if lanes.second[l] > window {
-            let index = lanes.index[l];
+            let index = lanes.index[l].to_f64_exact() as usize;
+            let distance = match self.distances {
+                Distances::Exact => F::sqeuclidean(point, self.row(index)),
+                Distances::Approximate => lanes.best[l],
+            };
             return NearestTwo {
-                first: Nearest {
-                    index,
-                    distance: F::sqeuclidean(point, self.row(index)),
-                },
+                first: Nearest { index, distance },
                 second: None,
             };
         }
@@ -321,8 +409,10 @@ struct Track<F> {
 }
 
 impl<F: Scalar> Track<F> {
-    fn new(rows: usize, w: usize) -> Self {
-        let mut lanes = vec![F::infinity(); rows * 3 * w];
+    /// No candidate yet for `rows` rows, in `lanes`' storage.
+    fn new(mut lanes: Vec<F>, rows: usize, w: usize) -> Self {
+        lanes.clear();
+        lanes.resize(rows * 3 * w, F::infinity());
         for r in 0..rows {
             lanes[r * 3 * w + 2 * w..(r + 1) * 3 * w].fill(F::zero());
         }
@@ -433,18 +523,55 @@ pub(crate) fn nearest_into<F: Scalar, S: Slot<F>>(
     x.axis_chunks_iter(Axis(0), ROWS)
         .into_par_iter()
         .zip(out.par_chunks_mut(ROWS))
-        .for_each(|(xb, out)| {
-            let block = Block::new(xb, centres);
+        .for_each_init(Scratch::default, |scratch, (xb, out)| {
+            if groups == 1 {
+                return nearest_block(xb, centres, want_second, out, root, scratch);
+            }
+            let block = Block::new(xb, centres, scratch);
             let track = (0..groups)
                 .into_par_iter()
-                .map(|g| block.scan(panels * g / groups..panels * (g + 1) / groups))
+                .map(|g| block.scan(panels * g / groups..panels * (g + 1) / groups, Vec::new()))
                 .reduce_with(|mut a, b| {
                     a.merge(&b);
                     a
                 })
                 .expect("at least one group");
             block.finish_all(&track, want_second, out, root);
+            block.into_buffers(scratch, track);
         });
+}
+
+/// One thread's buffers for its blocks (centred points, norms, lane minima), reused from
+/// block to block.
+pub(crate) struct Scratch<F> {
+    centred: Vec<F>,
+    norms: Vec<F>,
+    lanes: Vec<F>,
+}
+
+impl<F> Default for Scratch<F> {
+    fn default() -> Self {
+        Scratch {
+            centred: Vec::new(),
+            norms: Vec::new(),
+            lanes: Vec::new(),
+        }
+    }
+}
+
+/// One block of at most [`ROWS`] rows through the GEMM form.
+fn nearest_block<F: Scalar, S: Slot<F>>(
+    x: ArrayView2<F>,
+    centres: &Centres<F>,
+    want_second: bool,
+    out: &mut [S],
+    root: bool,
+    scratch: &mut Scratch<F>,
+) {
+    let block = Block::new(x, centres, scratch);
+    let track = block.scan(0..centres.panels(), std::mem::take(&mut scratch.lanes));
+    block.finish_all(&track, want_second, out, root);
+    block.into_buffers(scratch, track);
 }
 
 /// [`nearest_into`] for rows `x` on this thread alone (blocks of [`ROWS`] in order): for a
@@ -455,14 +582,13 @@ pub(crate) fn nearest_seq<F: Scalar, S: Slot<F>>(
     want_second: bool,
     out: &mut [S],
     root: bool,
+    scratch: &mut Scratch<F>,
 ) {
     if centres.direct(x, want_second, out, root) {
         return;
     }
     for (xb, out) in x.axis_chunks_iter(Axis(0), ROWS).zip(out.chunks_mut(ROWS)) {
-        let block = Block::new(xb, centres);
-        let track = block.scan(0..centres.panels());
-        block.finish_all(&track, want_second, out, root);
+        nearest_block(xb, centres, want_second, out, root, scratch);
     }
 }
 
@@ -475,16 +601,19 @@ struct Block<'a, 'c, 'o, F> {
 }
 
 impl<'a, 'c, 'o, F: Scalar> Block<'a, 'c, 'o, F> {
-    fn new(x: ArrayView2<'a, F>, centres: &'c Centres<'o, F>) -> Self {
+    /// The block of rows `x`, in the buffers of `scratch` (taken until
+    /// [`Block::into_buffers`]).
+    fn new(x: ArrayView2<'a, F>, centres: &'c Centres<'o, F>, scratch: &mut Scratch<F>) -> Self {
         let d = centres.d();
         let rows = x.nrows().next_multiple_of(centres.tile.mr);
-        let mut centred = vec![F::zero(); rows * d];
-        let mut norms = Vec::with_capacity(x.nrows());
+        let mut centred = std::mem::take(&mut scratch.centred);
+        centred.resize(rows * d, F::zero());
+        // (the padding rows: zero, whatever an earlier block left)
+        centred[x.nrows() * d..].fill(F::zero());
+        let mut norms = std::mem::take(&mut scratch.norms);
+        norms.resize(x.nrows(), F::zero());
         let xs = x.as_slice().expect("standard layout");
-        let centre = F::simd_table().centre;
-        for (row, out) in xs.chunks_exact(d).zip(centred.chunks_exact_mut(d)) {
-            norms.push(centre(row, &centres.mu, out));
-        }
+        (F::simd_table().centre_rows)(xs, &centres.mu, &mut centred, &mut norms);
         Block {
             x,
             centred,
@@ -493,13 +622,21 @@ impl<'a, 'c, 'o, F: Scalar> Block<'a, 'c, 'o, F> {
         }
     }
 
-    /// Scans the centre panels `panels` for every row of the block.
-    fn scan(&self, panels: std::ops::Range<usize>) -> Track<F> {
+    /// Returns the buffers (the block's and its lane minima's) to `scratch`.
+    fn into_buffers(self, scratch: &mut Scratch<F>, track: Track<F>) {
+        scratch.centred = self.centred;
+        scratch.norms = self.norms;
+        scratch.lanes = track.lanes;
+    }
+
+    /// Scans the centre panels `panels` for every row of the block (lane minima in `lanes`'
+    /// storage).
+    fn scan(&self, panels: std::ops::Range<usize>, lanes: Vec<F>) -> Track<F> {
         let c = self.centres;
         let (tile, d) = (c.tile, c.d());
         let p = tile.panel();
         let rows = self.centred.len() / d.max(1);
-        let mut track = Track::new(rows, tile.w);
+        let mut track = Track::new(lanes, rows, tile.w);
         for panel in panels {
             let packed = &c.packed[panel * d * p..(panel + 1) * d * p];
             let norms = &c.norms[panel * p..(panel + 1) * p];
@@ -513,8 +650,23 @@ impl<'a, 'c, 'o, F: Scalar> Block<'a, 'c, 'o, F> {
         track
     }
 
-    /// Every row's result into `out`.
+    /// Every row's result into `out`, compiled for the instruction set (the lanes' reductions
+    /// vectorise).
     fn finish_all<S: Slot<F>>(&self, track: &Track<F>, want_second: bool, out: &mut [S], root: bool) {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: the instruction set is one the machine has (`Isa::detect`).
+        unsafe {
+            match self.centres.isa {
+                Isa::Avx512 => return finish_avx512(self, track, want_second, out, root),
+                Isa::Avx2Fma => return finish_avx2(self, track, want_second, out, root),
+                Isa::Portable => {}
+            }
+        }
+        self.finish_rows(track, want_second, out, root);
+    }
+
+    #[inline(always)]
+    fn finish_rows<S: Slot<F>>(&self, track: &Track<F>, want_second: bool, out: &mut [S], root: bool) {
         for (r, o) in out.iter_mut().enumerate() {
             let mut best = self.finish(r, track, want_second);
             if root {
@@ -526,17 +678,14 @@ impl<'a, 'c, 'o, F: Scalar> Block<'a, 'c, 'o, F> {
 
     /// Row `r`'s nearest (and second-nearest) centre: the candidates within the error window
     /// recomputed directly, ties to the lowest index.
+    #[inline(always)]
     fn finish(&self, r: usize, track: &Track<F>, want_second: bool) -> NearestTwo<F> {
         let c = self.centres;
         let (best, second, index) = track.row(r);
         let point = self.x.row(r);
         let point = point.as_slice().expect("standard layout");
-        let bound = F::from_f64_lossy(
-            2.0 * (c.d() + 4) as f64
-                * F::epsilon().to_f64_exact()
-                * (self.norms[r].to_f64_exact() + c.norm_max.to_f64_exact())
-                * (1.0 + 1e-3),
-        );
+        let bound = c.bound_scale * (self.norms[r] + c.norm_max);
+        let [smallest, smallest_index, second_best, smallest_second] = lane_summary(best, second, index);
         // The smallest (or second-smallest) score over all lanes: the window's base.
         let base = if want_second {
             let (mut m1, mut m2) = (F::infinity(), F::infinity());
@@ -546,14 +695,27 @@ impl<'a, 'c, 'o, F: Scalar> Block<'a, 'c, 'o, F> {
             }
             m2
         } else {
-            best.iter().fold(F::infinity(), |m, &b| m.min(b))
+            smallest
         };
         // (rounded up: a score is within it if ≤ base + bound in exact terms)
         let window = base + bound;
         let window = window + window.abs() * F::epsilon();
-        if second.iter().any(|&s| s <= window) {
+        if smallest_second <= window {
             // A lane may hide a third candidate: every centre, directly.
             return c.every_centre(point, want_second, &mut Vec::new());
+        }
+        if second_best > window && !want_second {
+            // (the usual answer: one candidate)
+            let index = smallest_index.to_f64_exact() as usize;
+            let distance = match c.distances {
+                Distances::Exact => F::sqeuclidean(point, c.row(index)),
+                // (the score plus the point's norm: within the bound of the exact distance)
+                Distances::Approximate => (self.norms[r] + base).max(F::zero()),
+            };
+            return NearestTwo {
+                first: Nearest { index, distance },
+                second: None,
+            };
         }
         // The lanes' candidates, in increasing index (the pick keeps the first on ties).
         let mut cand = [usize::MAX; 64];
@@ -572,6 +734,67 @@ impl<'a, 'c, 'o, F: Scalar> Block<'a, 'c, 'o, F> {
         }
         pick.result()
     }
+}
+
+/// [`Block::finish_all`] compiled for AVX-512.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn finish_avx512<F: Scalar, S: Slot<F>>(
+    block: &Block<F>,
+    track: &Track<F>,
+    want_second: bool,
+    out: &mut [S],
+    root: bool,
+) {
+    block.finish_rows(track, want_second, out, root);
+}
+
+/// [`Block::finish_all`] compiled for AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn finish_avx2<F: Scalar, S: Slot<F>>(
+    block: &Block<F>,
+    track: &Track<F>,
+    want_second: bool,
+    out: &mut [S],
+    root: bool,
+) {
+    block.finish_rows(track, want_second, out, root);
+}
+
+/// Over a row's lanes: the smallest best score, its centre, the second-smallest best score
+/// and the smallest second score — in a tree of halvings without branches (a chain of `min`s
+/// would wait on each, a search for the smallest's lane mispredict).
+#[inline(always)]
+fn lane_summary<F: Scalar>(best: &[F], second: &[F], index: &[F]) -> [F; 4] {
+    match best.len() {
+        4 => lane_tree::<F, 4>(best, second, index),
+        8 => lane_tree::<F, 8>(best, second, index),
+        _ => lane_tree::<F, 16>(best, second, index),
+    }
+}
+
+/// [`lane_summary`] for `W` lanes (held in registers: W is known).
+#[inline(always)]
+fn lane_tree<F: Scalar, const W: usize>(best: &[F], second: &[F], index: &[F]) -> [F; 4] {
+    let lanes = |v: &[F]| -> [F; W] { v.try_into().expect("W lanes") };
+    let (mut m1, mut s, mut ix) = (lanes(best), lanes(second), lanes(index));
+    let mut m2 = [F::infinity(); W];
+    // (selects rather than `min`, whose NaN rule keeps it from vectorising)
+    let lesser = |a: F, b: F| if b < a { b } else { a };
+    let mut half = W / 2;
+    while half > 0 {
+        for i in 0..half {
+            let (a, b) = (m1[i], m1[i + half]);
+            let lower = b < a;
+            m2[i] = lesser(lesser(m2[i], m2[i + half]), if lower { a } else { b });
+            m1[i] = if lower { b } else { a };
+            ix[i] = if lower { ix[i + half] } else { ix[i] };
+            s[i] = lesser(s[i], s[i + half]);
+        }
+        half /= 2;
+    }
+    [m1[0], ix[0], m2[0], s[0]]
 }
 
 /// The smallest (and second-smallest) of distances offered in increasing index: ties keep the
@@ -960,6 +1183,37 @@ mod tests {
                     );
                 }
             }
+        }
+        // Approximate distances: the same labels, the distances within the kernel's bound.
+        let approximate = Centres::new(c.view(), isa).with_distances(Distances::Approximate);
+        let mut got = vec![Nearest::<F>::empty(); n];
+        nearest_seq(
+            x.view(),
+            &approximate,
+            false,
+            &mut got,
+            false,
+            &mut Scratch::default(),
+        );
+        let eps = F::epsilon().to_f64_exact();
+        for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+            assert_eq!(
+                g.index,
+                w.0,
+                "approximate: {isa:?} {} n{n} k{k} d{d} row {i}",
+                F::DTYPE
+            );
+            let (p, q) = (x.row(i).to_owned(), c.row(w.0).to_owned());
+            let exact = F::sqeuclidean(p.as_slice().unwrap(), q.as_slice().unwrap()).to_f64_exact();
+            let scale = (F::dot(p.as_slice().unwrap(), p.as_slice().unwrap())
+                + F::dot(q.as_slice().unwrap(), q.as_slice().unwrap()))
+            .to_f64_exact()
+                + 100.0;
+            let error = (g.distance.to_f64_exact() - exact).abs();
+            assert!(
+                g.distance >= F::zero() && error <= 8.0 * (d + 4) as f64 * eps * scale,
+                "approximate distance: row {i} {error}"
+            );
         }
     }
 

@@ -8,34 +8,43 @@
 use super::elkan::Elkan;
 use super::hamerly::Hamerly;
 use super::{dist, weight_of, Algorithm, KMeansModel, CHUNK};
-use crate::backend::{AnyBackend, Backend};
+use crate::backend::{AnyBackend, Backend, Distances};
 use crate::comm::{Communicator, Partition};
 use crate::error::Result;
 use crate::estimator::{Progress, ProgressFn};
-use crate::metric::MetricKind;
 use crate::scalar::Scalar;
 use ndarray::{Array2, ArrayView2, Axis};
 use rayon::prelude::*;
 
+/// Rows side by side in the sums: row i is added to copy i mod `COPIES`, so consecutive rows
+/// of one cluster do not wait on each other's additions; the copies are added in order when a
+/// chunk is merged.
+pub(super) const COPIES: usize = 4;
+
 /// What one assignment pass gathers: per-cluster weighted coordinate sums and total weights
-/// (f64), the weighted inertia and the labels — per chunk of [`CHUNK`] rows in row order, then
-/// chunk by chunk in order, so the sums do not depend on the thread count. Without sample
-/// weights every weight is 1, which leaves each product exact.
+/// (f64), the weighted inertia and the labels — per chunk of [`CHUNK`] rows in row order (in
+/// [`COPIES`] interleaved copies), then chunk by chunk in order, so the sums do not depend on
+/// the thread count. Without sample weights every weight is 1, which leaves each product
+/// exact.
 struct Sums {
+    /// `COPIES` × k × d; after [`Sums::merge`] the total is in the first copy.
     sums: Vec<f64>,
+    /// `COPIES` × k.
     weights: Vec<f64>,
-    inertia: f64,
+    inertia: [f64; COPIES],
     labels: Vec<usize>,
+    k: usize,
     d: usize,
 }
 
 impl Sums {
     fn new(k: usize, d: usize) -> Self {
         Sums {
-            sums: vec![0.0; k * d],
-            weights: vec![0.0; k],
-            inertia: 0.0,
+            sums: vec![0.0; COPIES * k * d],
+            weights: vec![0.0; COPIES * k],
+            inertia: [0.0; COPIES],
             labels: Vec::new(),
+            k,
             d,
         }
     }
@@ -48,28 +57,63 @@ impl Sums {
         w: Option<&[f64]>,
         labels: impl Iterator<Item = usize>,
     ) {
-        let d = self.d;
-        for (i, (row, l)) in rows.rows().into_iter().zip(labels).enumerate() {
-            let wi = weight_of(w, first + i);
-            self.weights[l] += wi;
+        let (k, d) = (self.k, self.d);
+        debug_assert!(d > 0, "points have coordinates");
+        let xs = rows.as_slice().expect("standard layout");
+        self.labels.reserve(rows.nrows());
+        for (i, (row, l)) in xs.chunks_exact(d).zip(labels).enumerate() {
+            let copy = (first + i) % COPIES;
             self.labels.push(l);
-            let row = row.to_slice().expect("standard layout");
-            self.sums[l * d..(l + 1) * d]
-                .iter_mut()
-                .zip(row)
-                .for_each(|(s, v)| *s += wi * v.to_f64_exact());
+            let sums = &mut self.sums[(copy * k + l) * d..(copy * k + l + 1) * d];
+            match w {
+                // (a weight of 1 leaves every product exact: the same sums as weighted by 1)
+                None => {
+                    self.weights[copy * k + l] += 1.0;
+                    sums.iter_mut().zip(row).for_each(|(s, v)| *s += v.to_f64_exact());
+                }
+                Some(w) => {
+                    let wi = w[first + i];
+                    self.weights[copy * k + l] += wi;
+                    sums.iter_mut()
+                        .zip(row)
+                        .for_each(|(s, v)| *s += wi * v.to_f64_exact());
+                }
+            }
         }
     }
 
-    /// Appends a later chunk's sums.
+    /// Adds the (weighted) distances of rows `first..` to the inertia.
+    fn add_inertia<F: Scalar>(
+        &mut self,
+        first: usize,
+        w: Option<&[f64]>,
+        distances: impl Iterator<Item = F>,
+    ) {
+        for (i, v) in distances.enumerate() {
+            self.inertia[(first + i) % COPIES] += weight_of(w, first + i) * v.to_f64_exact();
+        }
+    }
+
+    /// Appends a later chunk's sums (its copies added in order, then to the first copy here).
     fn merge(&mut self, later: Sums) {
-        self.sums.iter_mut().zip(later.sums).for_each(|(a, b)| *a += b);
-        self.weights
-            .iter_mut()
-            .zip(later.weights)
-            .for_each(|(a, b)| *a += b);
-        self.inertia += later.inertia;
+        let (kd, k) = (self.k * self.d, self.k);
+        let fold =
+            |parts: &[f64], len: usize, i: usize| (1..COPIES).fold(parts[i], |a, c| a + parts[c * len + i]);
+        for (i, a) in self.sums[..kd].iter_mut().enumerate() {
+            *a += fold(&later.sums, kd, i);
+        }
+        for (i, a) in self.weights[..k].iter_mut().enumerate() {
+            *a += fold(&later.weights, k, i);
+        }
+        self.inertia[0] += later.inertia.iter().sum::<f64>();
         self.labels.extend(later.labels);
+    }
+
+    /// The totals of a merged pass: sums (k × d), weights, inertia and labels.
+    fn into_totals(mut self) -> (Vec<f64>, Vec<f64>, f64, Vec<usize>) {
+        self.sums.truncate(self.k * self.d);
+        self.weights.truncate(self.k);
+        (self.sums, self.weights, self.inertia[0], self.labels)
     }
 
     /// Folds `parts` (chunks of `x` in order) over waves of one chunk per thread, so at most
@@ -116,27 +160,26 @@ fn cluster_sums<F: Scalar>(x: ArrayView2<F>, w: Option<&[f64]>, labels: &[usize]
 }
 
 /// Lloyd's assignment and the sums of the update in one pass over the data: each chunk's
-/// nearest centres, then its rows added to their clusters while still in cache.
+/// nearest centres, then its rows added to their clusters while still in cache. The inertia
+/// is that of `distances` (approximate ones suffice for a report).
 fn assign_and_sum<F: Scalar>(
     x: ArrayView2<F>,
     w: Option<&[f64]>,
     backend: &AnyBackend,
     centers: &Array2<F>,
+    distances: Distances,
 ) -> Result<Sums> {
     let (k, d) = centers.dim();
     Sums::over(x, k, |rows, start| {
         backend.nearest_fold(
             rows,
             centers.view(),
-            &MetricKind::SqEuclidean,
+            distances,
             CHUNK,
             || Sums::new(k, d),
             |part, first, rows, near| {
                 let first = start + first;
-                // (row by row, so the sum does not depend on how the chunk was split)
-                for (i, n) in near.iter().enumerate() {
-                    part.inertia += weight_of(w, first + i) * n.distance.to_f64_exact();
-                }
+                part.add_inertia(first, w, near.iter().map(|n| n.distance));
                 part.add(rows, first, w, near.iter().map(|n| n.index));
             },
         )
@@ -165,10 +208,12 @@ pub(super) fn lloyd<F: Scalar>(
         n_iter += 1;
         let (step, inertia) = match algorithm {
             Algorithm::Lloyd | Algorithm::Auto => {
-                let step = assign_and_sum(x, w, backend, &centers)?;
-                let mut inertia = [step.inertia];
+                // (the inertia of an iteration is only reported)
+                let (sums, weights, inertia, labels) =
+                    assign_and_sum(x, w, backend, &centers, Distances::Approximate)?.into_totals();
+                let mut inertia = [inertia];
                 comm.allreduce_sum(&mut inertia);
-                (step, Some(inertia[0]))
+                ((sums, weights, labels), Some(inertia[0]))
             }
             Algorithm::Hamerly | Algorithm::Elkan => {
                 let b = match bounds.take() {
@@ -179,17 +224,12 @@ pub(super) fn lloyd<F: Scalar>(
                         b
                     }
                 };
-                let step = cluster_sums(x, w, b.labels(), k);
+                let (sums, weights, _, labels) = cluster_sums(x, w, b.labels(), k).into_totals();
                 bounds = Some(b);
-                (step, None)
+                ((sums, weights, labels), None)
             }
         };
-        let Sums {
-            sums,
-            mut weights,
-            labels,
-            ..
-        } = step;
+        let (sums, mut weights, labels) = step;
         let mut sums = Array2::from_shape_vec((k, d), sums).expect("k x d");
         let old_centers = centers.clone();
         comm.allreduce_sum(sums.as_slice_mut().expect("standard layout"));
@@ -231,12 +271,12 @@ pub(super) fn lloyd<F: Scalar>(
     }
     // The final assignment, so labels, centres and inertia agree (after a strict convergence
     // the labels are already those of the final centres).
-    let last = assign_and_sum(x, w, backend, &centers)?;
-    let mut inertia = [last.inertia];
+    let (_, _, inertia, labels) = assign_and_sum(x, w, backend, &centers, Distances::Exact)?.into_totals();
+    let mut inertia = [inertia];
     comm.allreduce_sum(&mut inertia);
     Ok(KMeansModel {
         centers,
-        labels: last.labels.into_iter().map(|l| l as i64).collect(),
+        labels: labels.into_iter().map(|l| l as i64).collect(),
         inertia: inertia[0],
         n_iter,
         converged,

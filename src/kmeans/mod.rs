@@ -392,7 +392,7 @@ impl<F: Scalar> Predict<ArrayView2<'_, F>> for KMeansModel<F> {
 
 impl MemoryEstimate for KMeans {
     /// Labels and nearest-centre results (old, new and best run), one n × k block of
-    /// distances, centres with per-thread partial sums, the k-means++ candidate distances, and
+    /// distances, centres with per-thread partial sums (in interleaved copies), the k-means++ candidate distances, and
     /// the bounds of Elkan (n·k + k²) or Hamerly (2n).
     fn memory_estimate(&self, n: usize, d: usize, elem: usize) -> u64 {
         let threads = rayon::current_num_threads();
@@ -404,7 +404,7 @@ impl MemoryEstimate for KMeans {
         };
         product(&[n, 96])
             .saturating_add(product(&[n, self.k, elem]))
-            .saturating_add(product(&[self.k, d, 8, 3 + threads]))
+            .saturating_add(product(&[self.k, d, 8, 2 + lloyd::COPIES * (1 + threads)]))
             .saturating_add(product(&[n, trials, elem]))
             .saturating_add(bounds)
     }
@@ -427,7 +427,12 @@ impl<F: Scalar> Fit<ArrayView2<'_, F>> for KMeans {
         // Rows must be contiguous slices; copies only a non-standard layout.
         let x = crate::data::standard_layout(*x);
         let x = x.view();
-        let tol = self.tol * mean_variance(x, part.n_global, comm);
+        // (scikit-learn's `_tolerance`: no pass over the data for a zero tolerance)
+        let tol = if self.tol == 0.0 {
+            0.0
+        } else {
+            self.tol * mean_variance(x, part.n_global, comm)
+        };
         let n_init = self
             .n_init
             .unwrap_or(if self.init == KMeansInit::Random { 10 } else { 1 });

@@ -54,6 +54,9 @@ impl Isa {
     }
 }
 
+/// The signature of [`SimdTable::centre_rows`]: points, centre, centred points, norms.
+pub type CentreRows<T> = fn(&[T], &[T], &mut [T], &mut [T]);
+
 /// The three inner loops for one element type and instruction set.
 #[derive(Clone, Copy)]
 pub struct SimdTable<T> {
@@ -69,8 +72,10 @@ pub struct SimdTable<T> {
     pub dot_rows: fn(&[T], &[T], &mut [T]),
     /// `manhattan(a, y)` for each row of `ys`.
     pub manhattan_rows: fn(&[T], &[T], &mut [T]),
-    /// `out ← a − b`, returning Σ outᵢ² (centring a point and its squared norm in one pass).
-    pub centre: fn(&[T], &[T], &mut [T]) -> T,
+    /// For each row `a` of the contiguous rows `xs`: its row of `out` ← `a − b` and its
+    /// `norms` entry ← Σ(a − b)² (centring points and their squared norms in one pass;
+    /// `norms.len()` rows).
+    pub centre_rows: CentreRows<T>,
     /// The instruction set.
     pub isa: Isa,
 }
@@ -132,11 +137,14 @@ macro_rules! portable {
             pub fn manhattan_rows(a: &[$t], ys: &[$t], out: &mut [$t]) {
                 rows::<2>(a, ys, out)
             }
-            pub fn centre(a: &[$t], b: &[$t], out: &mut [$t]) -> $t {
-                for ((o, &x), &y) in out.iter_mut().zip(a).zip(b) {
-                    *o = x - y;
+            pub fn centre_rows(xs: &[$t], b: &[$t], out: &mut [$t], norms: &mut [$t]) {
+                let d = b.len().max(1);
+                for ((a, out), norm) in xs.chunks_exact(d).zip(out.chunks_exact_mut(d)).zip(norms) {
+                    for ((o, &x), &y) in out.iter_mut().zip(a).zip(b) {
+                        *o = x - y;
+                    }
+                    *norm = run::<1>(out, out);
                 }
-                run::<1>(out, out)
             }
         }
     };
@@ -218,6 +226,7 @@ macro_rules! x86 {
 
             /// `out ← a − b` and Σ outᵢ².
             #[target_feature(enable = $feat)]
+            #[inline]
             unsafe fn centre_impl(a: &[$t], b: &[$t], out: &mut [$t]) -> $t {
                 let n = a.len().min(b.len()).min(out.len());
                 let (pa, pb, po) = (a.as_ptr(), b.as_ptr(), out.as_mut_ptr());
@@ -246,9 +255,19 @@ macro_rules! x86 {
                 }
             }
 
+            /// [`centre_impl`] for each row, in one call.
+            #[target_feature(enable = $feat)]
+            unsafe fn centre_rows_impl(xs: &[$t], b: &[$t], out: &mut [$t], norms: &mut [$t]) {
+                let d = b.len().max(1);
+                for ((a, out), norm) in xs.chunks_exact(d).zip(out.chunks_exact_mut(d)).zip(norms) {
+                    // SAFETY: same target features as this function.
+                    *norm = unsafe { centre_impl(a, b, out) };
+                }
+            }
+
             // These wrappers are only stored in a kernel table after the feature was detected.
-            pub fn centre(a: &[$t], b: &[$t], out: &mut [$t]) -> $t {
-                unsafe { centre_impl(a, b, out) }
+            pub fn centre_rows(xs: &[$t], b: &[$t], out: &mut [$t], norms: &mut [$t]) {
+                unsafe { centre_rows_impl(xs, b, out, norms) }
             }
             pub fn sqeuclidean_rows(a: &[$t], ys: &[$t], out: &mut [$t]) {
                 unsafe { rows::<0>(a, ys, out) }
@@ -417,7 +436,7 @@ macro_rules! table {
                     sqeuclidean_rows: $avx512::sqeuclidean_rows,
                     dot_rows: $avx512::dot_rows,
                     manhattan_rows: $avx512::manhattan_rows,
-                    centre: $avx512::centre,
+                    centre_rows: $avx512::centre_rows,
                     isa,
                 },
                 #[cfg(target_arch = "x86_64")]
@@ -428,7 +447,7 @@ macro_rules! table {
                     sqeuclidean_rows: $avx2::sqeuclidean_rows,
                     dot_rows: $avx2::dot_rows,
                     manhattan_rows: $avx2::manhattan_rows,
-                    centre: $avx2::centre,
+                    centre_rows: $avx2::centre_rows,
                     isa,
                 },
                 _ => SimdTable {
@@ -438,7 +457,7 @@ macro_rules! table {
                     sqeuclidean_rows: $portable::sqeuclidean_rows,
                     dot_rows: $portable::dot_rows,
                     manhattan_rows: $portable::manhattan_rows,
-                    centre: $portable::centre,
+                    centre_rows: $portable::centre_rows,
                     isa: Isa::Portable,
                 },
             })
