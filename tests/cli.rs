@@ -2059,3 +2059,35 @@ fn summaries_say_what_happened_and_optics_hints_at_better_settings() {
         "{err}"
     );
 }
+
+/// Each subcommand's help opens with the description the command list gives it (the
+/// subcommands' arguments are built only when used; a doc comment on an argument structure
+/// would replace that description).
+#[test]
+fn every_subcommand_help_opens_with_its_description() {
+    let dir = tempfile::tempdir().unwrap();
+    let top = String::from_utf8(clustr(dir.path(), &["--help"]).stdout).unwrap();
+    let listed: Vec<(String, String)> = top
+        .lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .filter_map(|l| {
+            let l = l.trim();
+            let (name, about) = l.split_once(' ')?;
+            Some((name.to_string(), about.trim().to_string()))
+        })
+        .filter(|(name, _)| name != "help")
+        .collect();
+    assert!(listed.len() >= 25, "{top}");
+    for (name, about) in listed {
+        let out = clustr(dir.path(), &[&name, "--help"]);
+        let help = String::from_utf8(out.stdout).unwrap();
+        let first = help.lines().next().unwrap_or_default();
+        assert!(
+            about.starts_with(first.trim_end_matches('.')) || first.starts_with(&about),
+            "{name}: {first:?} vs {about:?}"
+        );
+        assert!(help.contains("Usage: clustr "), "{name}: {help}");
+    }
+}

@@ -107,6 +107,9 @@ pub(crate) struct Centres<'a, F> {
     rows: bool,
     /// Whether the nearest's distance is recomputed exactly (the labels are exact either way).
     distances: Distances,
+    /// The lanes' refinement window (see [`Centres::refine`]), as a factor and a term:
+    /// (1 + γ)/(1 − γ) and d times the smallest normal.
+    lanes_window: (F, F),
 }
 
 /// The most centres computed directly above [`DIRECT_D`] (measured: below the GEMM form's
@@ -282,6 +285,14 @@ impl<'a, F: Scalar> Centres<'a, F> {
             columns,
             rows,
             distances: Distances::Exact,
+            lanes_window: {
+                let d = F::from_f64_lossy(d as f64);
+                let gamma = (d + F::from_f64_lossy(2.0)) * F::epsilon() * F::from_f64_lossy(1.01);
+                (
+                    (F::one() + gamma) / (F::one() - gamma),
+                    d * F::min_positive_value(),
+                )
+            },
         }
     }
 
@@ -350,10 +361,10 @@ impl<'a, F: Scalar> Centres<'a, F> {
     /// the second-smallest sum is beyond the window that leaves, the smallest's centre is the
     /// nearest and only its distance is recomputed by the kernel; otherwise every centre is
     /// (near-ties: rare).
+    #[inline(always)]
     fn refine(&self, point: &[F], lanes: &Lanes<F>, l: usize) -> NearestTwo<F> {
-        let d = F::from_f64_lossy(point.len() as f64);
-        let gamma = (d + F::from_f64_lossy(2.0)) * F::epsilon() * F::from_f64_lossy(1.01);
-        let window = lanes.best[l] * (F::one() + gamma) / (F::one() - gamma) + d * F::min_positive_value();
+        let (ratio, floor) = self.lanes_window;
+        let window = lanes.best[l] * ratio + floor;
         if lanes.second[l] > window {
             let index = lanes.index[l].to_f64_exact() as usize;
             let distance = match self.distances {

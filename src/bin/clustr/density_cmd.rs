@@ -9,7 +9,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::time::Instant;
 
-/// Options shared by both commands.
+// Options shared by both commands.
 #[derive(clap::Args)]
 pub struct NeighbourArgs {
     /// Points, rows = samples (.npy or .csv); for haversine, latitude and longitude in degrees.

@@ -19,7 +19,7 @@ pub enum MagmaCommand {
     Select(SelectArgs),
 }
 
-/// Settings shared by `train` and `select`.
+// Settings shared by `train` and `select`.
 #[derive(clap::Args)]
 pub struct FitArgs {
     /// Training tasks: a CSV with ID, Output and input column(s); at least 2 points per task.

@@ -14,7 +14,7 @@ use serde_json::json;
 use std::path::PathBuf;
 use std::time::Instant;
 
-/// Options of every command of this module.
+// Options of every command of this module.
 #[derive(clap::Args)]
 pub struct RunArgs {
     /// Points, rows = samples (.npy or .csv).
@@ -39,7 +39,7 @@ pub struct RunArgs {
     output: OutputArgs,
 }
 
-/// The annealing of the power k-means commands.
+// The annealing of the power k-means commands.
 #[derive(clap::Args)]
 pub struct AnnealArgs {
     /// Initial power s0 (negative; default −1 for power-kmeans, −10 for the kernel methods).

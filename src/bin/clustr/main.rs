@@ -113,7 +113,11 @@ fn max_memory(s: &str) -> Result<u64, String> {
     clustr::memory::parse_size(s).map_err(|e| e.to_string())
 }
 
+/// (Each subcommand's arguments are built only when it runs or its help is shown: building all
+/// of them was most of `clustr --version`'s time. So the argument structures carry `//`
+/// comments: a doc comment would become the description of the subcommand that uses them.)
 #[derive(Subcommand)]
+#[command(defer = true)]
 enum Command {
     /// Full pairwise distance matrix of the rows of INPUT, written as .npy.
     Distances(distances::Args),

@@ -2,7 +2,7 @@
 
 use super::*;
 
-/// Options every clustering subcommand takes.
+// Options every clustering subcommand takes.
 #[derive(clap::Args, Clone, Debug)]
 pub struct AlgoArgs {
     /// Number of clusters; or a range A:B (inclusive) or a list A,B,C: each k is fitted and the

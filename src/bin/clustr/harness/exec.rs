@@ -3,7 +3,7 @@
 use super::*;
 use clustr::Backend as _;
 
-/// Execution options: threads and backend.
+// Execution options: threads and backend.
 #[derive(clap::Args, Clone, Debug)]
 pub struct ExecArgs {
     /// Worker threads (0 = one per core; at most 1024).

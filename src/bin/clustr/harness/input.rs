@@ -103,8 +103,8 @@ pub fn load_points<F: Scalar>(path: &Path) -> CliResult<Array2<F>> {
     Ok(x)
 }
 
-/// `--sample-weight` of k-means, mini-batch k-means, GMM, the k-medoids methods, power
-/// k-means and RFF-KPKM.
+// `--sample-weight` of k-means, mini-batch k-means, GMM, the k-medoids methods, power
+// k-means and RFF-KPKM.
 #[derive(clap::Args, Clone, Debug)]
 pub struct SampleWeightArg {
     /// Weight of each point (.npy or .csv, one value per point; non-negative, not all 0): the

@@ -2,7 +2,7 @@
 
 use super::*;
 
-/// Output options.
+// Output options.
 #[derive(clap::Args, Clone, Debug)]
 pub struct OutputArgs {
     /// Print one JSON object on stdout (human-readable output goes to stderr).
@@ -18,7 +18,7 @@ pub fn print_json(v: &serde_json::Value) -> CliResult {
     outln!("{}", serde_json::to_string_pretty(v).expect("serialisable"))
 }
 
-/// `--model-out` of the subcommands whose model assigns new points.
+// `--model-out` of the subcommands whose model assigns new points.
 #[derive(clap::Args, Clone, Debug)]
 pub struct ModelOutArg {
     /// Write the fitted model here (JSON, see `clustr predict`): what assigns new points,
