@@ -404,7 +404,9 @@ mod tests {
     /// flag some subcommand has, or a subcommand that exists: a renamed flag fails here.
     #[test]
     fn every_library_hint_names_existing_flags_and_subcommands() {
-        let cli = Cli::command();
+        // (built whole: the subcommands' arguments are otherwise built only when one runs)
+        let mut cli = Cli::command();
+        cli.build();
         let subcommands: Vec<&str> = cli.get_subcommands().map(|c| c.get_name()).collect();
         let has_flag = |flag: &str| {
             cli.get_subcommands()
