@@ -153,8 +153,11 @@ fn hamerly_elkan_and_auto_equal_lloyd() {
     // Low dimensions.
     assert_eq!(Algorithm::Auto.resolve(100_000, 8, 2), Algorithm::Lloyd);
     assert_eq!(Algorithm::Auto.resolve(10_000, 64, 8), Algorithm::Lloyd);
-    assert_eq!(Algorithm::Auto.resolve(100_000, 512, 2), Algorithm::Hamerly);
+    assert_eq!(Algorithm::Auto.resolve(100_000, 512, 2), Algorithm::Lloyd);
+    assert_eq!(Algorithm::Auto.resolve(100_000, 512, 8), Algorithm::Lloyd);
     assert_eq!(Algorithm::Auto.resolve(100_000, 64, 32), Algorithm::Hamerly);
+    assert_eq!(Algorithm::Auto.resolve(100_000, 512, 32), Algorithm::Hamerly);
+    assert_eq!(Algorithm::Auto.resolve(100_000, 1024, 8), Algorithm::Hamerly);
 }
 
 #[test]

@@ -33,10 +33,14 @@
 //!
 //! (– : Elkan's n·k bounds not run at k = 4096.) Hamerly, its failing points searched on the
 //! kernel, is fastest or within 4 % nearly everywhere; at d ≥ 128 with k ≤ 16 it is 10 % behind
-//! Lloyd in float64, so `Auto` runs Lloyd there. In low dimensions (d ≤ 8, k ≤ 64; measured
-//! at n = 10,000 and 100,000, d = 2 and 8, k = 8 to 512, one thread: Lloyd per iteration
-//! 0.3–0.5× Hamerly's at k = 8 and 64, 1.1× at d = 2, k = 512) the bounds cost as much as the
-//! distances they save, and `Auto` runs Lloyd too; Hamerly elsewhere. Elkan is never the
+//! Lloyd in float64, so `Auto` runs Lloyd there. In low dimensions (d ≤ 8, k ≤ 512; the grid
+//! study paper-repro/kmeans_grid.py, results in paper-repro/results/kmeans_grid.md: n = 10,000
+//! to 1,000,000, make_blobs with cluster_std = 4, 5 iterations from the same centres, 1 and 2
+//! threads) Lloyd's iteration took 0.2–0.6× Hamerly's: the bounds cost as much as the
+//! distances they save, and `Auto` runs Lloyd. At d = 32 Lloyd led there too over 5
+//! iterations, but over a whole run on well-separated blobs Hamerly's bounds tighten and it
+//! leads (200,000 × 32, k = 64, 37 iterations: the README's figures), so `Auto` keeps
+//! Hamerly above d = 8. Elkan is never the
 //! choice: its per-point k bounds cost more than they save from k = 64 up. From a random start
 //! (centres that move far in the first iterations), Lloyd led Hamerly by up to 28 % at d = 16,
 //! k ≥ 1024 over 5 iterations; over a whole run the bounds recover that, and k-means++ is the
@@ -126,15 +130,14 @@ pub enum Algorithm {
 }
 
 impl Algorithm {
-    /// The assignment step `Auto` runs (from the measured table of the module comment): Lloyd
-    /// for d ≥ 128 with k ≤ 16, and for d ≤ 8 with k ≤ 64 (low dimensions, where a bound's
-    /// bookkeeping costs as much as the distances it saves: at 100,000 × 2, k = 8 Lloyd takes a
-    /// third of Hamerly's time, at d = 8, k = 64 half); Hamerly otherwise. Other choices are
-    /// returned unchanged.
+    /// The assignment step `Auto` runs (from the measured tables of the module comment): Lloyd
+    /// for d ≤ 8 with k ≤ 512 (where a bound's bookkeeping costs as much as the distances it
+    /// saves) and for d ≥ 128 with k ≤ 16; Hamerly otherwise. Other choices are returned
+    /// unchanged.
     pub fn resolve(self, _n: usize, k: usize, d: usize) -> Algorithm {
         match self {
             Algorithm::Auto if d >= 128 && k <= 16 => Algorithm::Lloyd,
-            Algorithm::Auto if d <= 8 && k <= 64 => Algorithm::Lloyd,
+            Algorithm::Auto if d <= 8 && k <= 512 => Algorithm::Lloyd,
             Algorithm::Auto => Algorithm::Hamerly,
             other => other,
         }
