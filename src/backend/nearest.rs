@@ -133,7 +133,8 @@ const LANES_KD: usize = 128;
 /// What [`nearest_lanes`] finds for each of [`LANES`] points: the smallest sum, its centre
 /// (the lowest index on ties) and the second-smallest sum.
 struct Lanes<F> {
-    /// (as floats, exact: at most [`LANES_KD`] centres; blends of one width with the sums)
+    /// (as floats, exact below 2²⁴ centres as the GEMM form's lane indices; blends of one
+    /// width with the sums)
     index: [F; LANES],
     best: [F; LANES],
     second: [F; LANES],
