@@ -119,6 +119,10 @@ pub enum Error {
     /// message names the column, its values and the range the algorithm can take.
     #[error("{0}")]
     OutOfRange(String),
+    /// Sparse (CSR) arrays that do not form a matrix: the message says which rule they break
+    /// and where.
+    #[error("malformed sparse matrix: {0}")]
+    MalformedSparse(String),
     /// An output that would replace an input or another output, or that is not a file.
     #[error("{0}")]
     OutputConflict(String),

@@ -9,6 +9,7 @@ prediction rebuilds what it needs from them.
 import numbers
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import validate_data
@@ -62,12 +63,31 @@ def seed(random_state):
     return int(check_random_state(random_state).randint(0, 2**32, dtype=np.uint64))
 
 
-def points(estimator, X, reset, dtype=(np.float64, np.float32), min_samples=1):
+def points(estimator, X, reset, dtype=(np.float64, np.float32), min_samples=1, accept_sparse=False):
     """X validated as scikit-learn does, as a C-contiguous float32 or float64 array (no copy
-    when it already is one)."""
+    when it already is one); with ``accept_sparse``, a scipy.sparse matrix or array becomes
+    CSR (CSC and COO converted, their values copied once; never densified)."""
     return validate_data(
-        estimator, X, reset=reset, dtype=list(dtype), order="C", ensure_min_samples=min_samples
+        estimator,
+        X,
+        reset=reset,
+        dtype=list(dtype),
+        order="C",
+        ensure_min_samples=min_samples,
+        accept_sparse="csr" if accept_sparse else False,
     )
+
+
+def rows(X):
+    """X as the binding takes it: a dense array unchanged; a CSR matrix as ``(data, indices,
+    indptr, n_columns)`` in canonical form — sorted, distinct indices per row, as scipy's
+    ``has_canonical_format`` (otherwise a copy of the sparse arrays with duplicates summed)."""
+    if not sp.issparse(X):
+        return X
+    if not X.has_canonical_format:
+        X = X.copy()
+        X.sum_duplicates()
+    return (X.data, X.indices, X.indptr, X.shape[1])
 
 
 def params(estimator, **resolved):
@@ -100,12 +120,19 @@ def metric_name(metric, p=None):
 
 
 def nearest(X, centres, metric, threads):
-    """Index of the nearest centre of each row, as int64, and its distance."""
+    """Index of the nearest centre of each row, as int64, and its distance (sparse rows:
+    squared Euclidean only)."""
+    if sp.issparse(X):
+        assert metric == "sqeuclidean", metric
+        return _clustr.sparse_nearest(rows(X.astype(centres.dtype, copy=False)), centres, threads)
     X = np.ascontiguousarray(X, dtype=centres.dtype)
     return _clustr.nearest(X, centres, metric, threads)
 
 
 def pairwise(X, centres, metric, threads):
-    """Distances of each row to each centre (n × k)."""
+    """Distances of each row to each centre (n × k; sparse rows: Euclidean only)."""
+    if sp.issparse(X):
+        assert metric == "euclidean", metric
+        return _clustr.sparse_transform(rows(X.astype(centres.dtype, copy=False)), centres, threads)
     X = np.ascontiguousarray(X, dtype=centres.dtype)
     return _clustr.pairwise(X, centres, metric, threads)

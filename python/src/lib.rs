@@ -39,9 +39,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::Duration;
 
+mod sparse;
+
 /// Points as numpy gives them: float32 or float64, C-contiguous.
 #[derive(FromPyObject)]
-enum Points<'py> {
+pub(crate) enum Points<'py> {
     F64(PyReadonlyArray2<'py, f64>),
     F32(PyReadonlyArray2<'py, f32>),
 }
@@ -65,7 +67,7 @@ macro_rules! with_points {
 /// clustr's error kinds as Python's: `MemoryError` above the memory limit,
 /// `KeyboardInterrupt` for an interrupted fit, `RuntimeError` for I/O and the device,
 /// `ValueError` for bad input and parameters.
-fn to_py(e: Error) -> PyErr {
+pub(crate) fn to_py(e: Error) -> PyErr {
     let msg = e.to_string();
     match e {
         Error::TooLarge { .. } => PyMemoryError::new_err(msg),
@@ -93,7 +95,7 @@ fn pool(n_threads: usize) -> PyResult<Arc<rayon::ThreadPool>> {
 
 /// Runs `work` on a worker thread in the pool of `n_threads`, the GIL released, and waits;
 /// `work` gets the progress callback that stops it on Ctrl-C.
-fn run<T: Send>(
+pub(crate) fn run<T: Send>(
     py: Python<'_>,
     n_threads: usize,
     work: impl FnOnce(ProgressFn) -> clustr::Result<T> + Send,
@@ -165,11 +167,11 @@ fn out<'py>(py: Python<'py>, items: Vec<(&str, Bound<'py, PyAny>)>) -> PyResult<
     Ok(d)
 }
 
-fn arr1<'py, T: Element>(py: Python<'py>, v: Vec<T>) -> Bound<'py, PyAny> {
+pub(crate) fn arr1<'py, T: Element>(py: Python<'py>, v: Vec<T>) -> Bound<'py, PyAny> {
     PyArray1::from_vec(py, v).into_any()
 }
 
-fn arr2<'py, T: Element>(py: Python<'py>, a: Array2<T>) -> Bound<'py, PyAny> {
+pub(crate) fn arr2<'py, T: Element>(py: Python<'py>, a: Array2<T>) -> Bound<'py, PyAny> {
     a.into_pyarray(py).into_any()
 }
 
@@ -219,11 +221,29 @@ fn indices(v: &[usize]) -> Vec<i64> {
     v.iter().map(|&i| i as i64).collect()
 }
 
+/// Dense points, or a sparse matrix's rows (see `sparse.rs`).
+#[derive(FromPyObject)]
+enum AnyPoints<'py> {
+    Dense(Points<'py>),
+    Sparse(sparse::SparseRows<'py>),
+}
+
+/// Runs `$body` with `$v` bound to the dense or sparse points' view, whatever their element
+/// type (for the fits that take both).
+macro_rules! with_any_points {
+    ($x:expr, $v:ident => $body:expr) => {
+        match &$x {
+            AnyPoints::Dense(d) => with_points!(d, $v => $body),
+            AnyPoints::Sparse(s) => with_sparse!(s, $v => $body),
+        }
+    };
+}
+
 /// Lloyd-family k-means; `init_centers` (or None) are the given starts.
 #[pyfunction]
 fn kmeans_fit<'py>(
     py: Python<'py>,
-    x: Points<'py>,
+    x: AnyPoints<'py>,
     params: Bound<'py, PyDict>,
     sample_weight: Option<Vec<f64>>,
 ) -> PyResult<Bound<'py, PyDict>> {
@@ -241,7 +261,7 @@ fn kmeans_fit<'py>(
     }
     est.sample_weight = sample_weight;
     let n_threads = p.n_threads()?;
-    with_points!(x, v => {
+    with_any_points!(x, v => {
         let m = run(py, n_threads, |p| est.progress(p).fit(&v))?;
         out(py, vec![
             ("cluster_centers", arr2(py, m.centers)),
@@ -1086,6 +1106,8 @@ fn _clustr(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(ip_rff_mkpkm_fit, m)?)?;
     m.add_function(wrap_pyfunction!(set_max_memory, m)?)?;
     m.add_function(wrap_pyfunction!(max_memory, m)?)?;
+    m.add_function(wrap_pyfunction!(sparse::sparse_nearest, m)?)?;
+    m.add_function(wrap_pyfunction!(sparse::sparse_transform, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -6,6 +6,7 @@ pub mod csv;
 pub mod npy;
 pub mod output;
 pub mod shards;
+pub mod sparse;
 pub mod validate;
 
 use crate::error::{Error, Result};
@@ -18,6 +19,7 @@ pub use self::csv::{read_csv, CsvOptions, LabelColumn, Table};
 pub use npy::NpyFile;
 pub use output::{atomic_write, check_writable, remove_pending_outputs};
 pub use shards::NpyRows;
+pub use sparse::{Csr, CsrView};
 
 /// `v` itself when its rows are contiguous, otherwise a C-order copy (rows must be slices for
 /// the distance kernels).

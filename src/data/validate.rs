@@ -9,6 +9,82 @@ use ndarray::ArrayView2;
 use num_traits::ToPrimitive;
 use rayon::prelude::*;
 
+/// Checks the arrays of a CSR matrix of `ncols` columns (see [`crate::data::sparse`]): at
+/// least one row, offsets from 0 never decreasing to the number of values, as many indices as
+/// values, indices below `ncols` and strictly increasing within each row, values finite. The
+/// error names the first row that breaks a rule.
+pub fn check_csr<F: Scalar>(ncols: usize, indptr: &[usize], indices: &[u32], data: &[F]) -> Result<()> {
+    let bad = |msg: String| Err(Error::MalformedSparse(msg));
+    if indptr.len() < 2 {
+        return Err(Error::EmptyInput {
+            what: "sparse data has 0 rows".into(),
+        });
+    }
+    if ncols == 0 {
+        return Err(Error::EmptyInput {
+            what: "data has 0 columns".into(),
+        });
+    }
+    if indices.len() != data.len() {
+        return bad(format!(
+            "{} column indices for {} values",
+            indices.len(),
+            data.len()
+        ));
+    }
+    let nnz = *indptr.last().expect("two offsets");
+    if indptr[0] != 0 || nnz != data.len() {
+        return bad(format!(
+            "row offsets run from {} to {nnz}, but must run from 0 to the number of values, {}",
+            indptr[0],
+            data.len()
+        ));
+    }
+    let row_problem = (0..indptr.len() - 1).into_par_iter().find_map_first(|i| {
+        let (a, b) = (indptr[i], indptr[i + 1]);
+        if a > b {
+            return Some(format!("row offsets decrease at row {i} ({a} then {b})"));
+        }
+        let idx = &indices[a..b];
+        if let Some(&j) = idx.iter().find(|&&j| j as usize >= ncols) {
+            return Some(format!(
+                "row {i} has column index {j}, but there are {ncols} columns"
+            ));
+        }
+        if let Some(p) = idx.windows(2).position(|w| w[0] >= w[1]) {
+            let how = if idx[p] == idx[p + 1] {
+                "twice"
+            } else {
+                "out of order"
+            };
+            return Some(format!(
+                "row {i} holds column {} {how} (indices must be sorted and distinct within a row)",
+                idx[p + 1]
+            ));
+        }
+        None
+    });
+    if let Some(msg) = row_problem {
+        return bad(msg);
+    }
+    let non_finite = (0..indptr.len() - 1).into_par_iter().find_map_first(|i| {
+        let (a, b) = (indptr[i], indptr[i + 1]);
+        (a..b).find_map(|t| {
+            let v = data[t].to_f64_exact();
+            (!v.is_finite()).then_some((i, indices[t] as usize, v))
+        })
+    });
+    match non_finite {
+        Some((row, col, value)) => Err(Error::NonFinite {
+            what: "data",
+            row,
+            col,
+            value,
+        }),
+        None => Ok(()),
+    }
+}
+
 /// Relative tolerance used to accept a precomputed matrix as symmetric:
 /// `|d[i][j] − d[j][i]| ≤ tol · (1 + max(|d[i][j]|, |d[j][i]|))`.
 pub const SYMMETRY_TOL: f64 = 1e-6;

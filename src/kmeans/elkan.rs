@@ -4,8 +4,9 @@
 //! distances are never computed. Lloyd's labels, up to exact distance ties.
 
 use super::dist;
+use super::points::{centre_norms, Points};
 use crate::scalar::Scalar;
-use ndarray::{Array2, ArrayView2};
+use ndarray::Array2;
 use rayon::prelude::*;
 
 /// Elkan's bounds: each point's centre, an upper bound on the distance to it, and a lower
@@ -18,10 +19,10 @@ pub(super) struct Elkan {
 }
 
 impl Elkan {
-    pub(super) fn new<F: Scalar>(x: ArrayView2<F>, centers: &Array2<F>) -> Self {
+    pub(super) fn new<F: Scalar, X: Points<F>>(x: X, centers: &Array2<F>) -> Self {
         let (k, d) = (centers.nrows(), centers.ncols());
         let c = centers.as_slice().expect("contiguous");
-        let xs = x.as_slice().expect("standard layout");
+        let norms = centre_norms(centers);
         let mut lower = vec![0.0; x.nrows() * k];
         let mut labels = vec![0; x.nrows()];
         let mut upper = vec![0.0; x.nrows()];
@@ -31,9 +32,8 @@ impl Elkan {
             .zip(upper.par_iter_mut())
             .enumerate()
             .for_each(|(i, ((l, a), u))| {
-                let p = &xs[i * d..(i + 1) * d];
                 for (j, lj) in l.iter_mut().enumerate() {
-                    *lj = dist(p, &c[j * d..(j + 1) * d]);
+                    *lj = x.sq_dist(i, &c[j * d..(j + 1) * d], norms[j]).sqrt();
                 }
                 let (mut best, mut bd) = (0, l[0]);
                 for (j, &v) in l.iter().enumerate().skip(1) {
@@ -62,7 +62,7 @@ impl Elkan {
             .for_each(|(u, &a)| *u += drift[a]);
     }
 
-    pub(super) fn update<F: Scalar>(&mut self, x: ArrayView2<F>, centers: &Array2<F>) {
+    pub(super) fn update<F: Scalar, X: Points<F>>(&mut self, x: X, centers: &Array2<F>) {
         let (k, d) = (self.k, centers.ncols());
         let c = centers.as_slice().expect("contiguous");
         let row = |j: usize| &c[j * d..(j + 1) * d];
@@ -83,7 +83,7 @@ impl Elkan {
                     .fold(f64::INFINITY, f64::min)
             })
             .collect();
-        let xs = x.as_slice().expect("standard layout");
+        let norms = centre_norms(centers);
         self.lower
             .par_chunks_mut(k)
             .zip(self.labels.par_iter_mut())
@@ -93,21 +93,20 @@ impl Elkan {
                 if *u <= s[*a] {
                     return;
                 }
-                let p = &xs[i * d..(i + 1) * d];
                 let mut tight = false;
                 for j in 0..k {
                     if j == *a || *u <= l[j] || *u <= half_cc[*a * k + j] {
                         continue;
                     }
                     if !tight {
-                        *u = dist(p, row(*a));
+                        *u = x.sq_dist(i, row(*a), norms[*a]).sqrt();
                         l[*a] = *u;
                         tight = true;
                         if *u <= l[j] || *u <= half_cc[*a * k + j] {
                             continue;
                         }
                     }
-                    let v = dist(p, row(j));
+                    let v = x.sq_dist(i, row(j), norms[j]).sqrt();
                     l[j] = v;
                     // Ties go to the lower index, as Lloyd's argmin.
                     if v < *u || (v == *u && j < *a) {

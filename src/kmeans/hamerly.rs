@@ -4,12 +4,12 @@
 //! backend's nearest-two kernel (where the paper searches each point alone). Lloyd's labels,
 //! up to exact distance ties.
 
-use super::dist;
+use super::points::{centre_norms, Points};
 use crate::backend::{Backend, CpuBackend};
 use crate::error::Result;
 use crate::metric::MetricKind;
 use crate::scalar::Scalar;
-use ndarray::{Array2, ArrayView2, Axis};
+use ndarray::Array2;
 use rayon::prelude::*;
 
 /// Hamerly's bounds: for each point its centre, an upper bound on the distance to it and a
@@ -22,8 +22,8 @@ pub(super) struct Hamerly {
 
 impl Hamerly {
     /// Exact nearest and second-nearest distances of every point.
-    pub(super) fn new<F: Scalar>(x: ArrayView2<F>, centers: &Array2<F>) -> Result<Self> {
-        let near = CpuBackend::default().nearest_two(x, centers.view(), &MetricKind::Euclidean)?;
+    pub(super) fn new<F: Scalar, X: Points<F>>(x: X, centers: &Array2<F>) -> Result<Self> {
+        let near = x.nearest_two(None, centers)?;
         Ok(Hamerly {
             labels: near.iter().map(|n| n.first.index).collect(),
             upper: near.iter().map(|n| n.first.distance.to_f64_exact()).collect(),
@@ -57,7 +57,7 @@ impl Hamerly {
     /// Reassigns the points whose bounds no longer prove their centre nearest: their bound
     /// tightened first, then those it still does not settle searched together on the
     /// nearest-centre kernel (nearest and second nearest, ties to the lowest index).
-    pub(super) fn update<F: Scalar>(&mut self, x: ArrayView2<F>, centers: &Array2<F>) -> Result<()> {
+    pub(super) fn update<F: Scalar, X: Points<F>>(&mut self, x: X, centers: &Array2<F>) -> Result<()> {
         let cpu = CpuBackend::default();
         let d = centers.ncols();
         let c = centers.as_slice().expect("contiguous");
@@ -68,7 +68,7 @@ impl Hamerly {
             .iter()
             .map(|n| 0.5 * n.second.map_or(f64::INFINITY, |s| s.distance.to_f64_exact()))
             .collect();
-        let xs = x.as_slice().expect("standard layout");
+        let norms = centre_norms(centers);
         let unsettled: Vec<usize> = self
             .labels
             .par_iter()
@@ -80,13 +80,12 @@ impl Hamerly {
                 if *u <= m {
                     return None;
                 }
-                *u = dist(&xs[i * d..(i + 1) * d], &c[a * d..(a + 1) * d]);
+                *u = x.sq_dist(i, &c[a * d..(a + 1) * d], norms[a]).sqrt();
                 (*u > m).then_some(i)
             })
             .collect();
         for batch in unsettled.chunks(HAMERLY_BATCH) {
-            let rows = x.select(Axis(0), batch);
-            let near = cpu.nearest_two(rows.view(), centers.view(), &MetricKind::Euclidean)?;
+            let near = x.nearest_two(Some(batch), centers)?;
             for (&i, n) in batch.iter().zip(near) {
                 self.labels[i] = n.first.index;
                 self.upper[i] = n.first.distance.to_f64_exact();

@@ -3,8 +3,9 @@
 //! over one process or the rows of many, and uniform or weighted random rows. Power k-means,
 //! the Gaussian mixtures and MagmaClust seed with these too.
 
+use super::points::{centre_norms, Points};
 use super::{add_in_order, CHUNK};
-use crate::comm::{fetch_rows, Communicator, Partition, SingleProcess};
+use crate::comm::{Communicator, Partition, SingleProcess};
 use crate::error::{Error, Result};
 use crate::rng::SeededRng;
 use crate::scalar::Scalar;
@@ -99,7 +100,8 @@ impl KMeansPlusPlus {
             n_global: x.nrows(),
         };
         let trials = self.n_local_trials.unwrap_or(default_trials(self.k));
-        greedy_seeding(x, w, self.k, trials, rng, part, &SingleProcess)
+        let x = crate::data::standard_layout(x);
+        greedy_seeding(x.view(), w, self.k, trials, rng, part, &SingleProcess)
     }
 }
 
@@ -110,7 +112,7 @@ crate::estimator::shared_setters!(KMeansPlusPlus { seed });
 /// bits of `F::sqeuclidean(row, candidate)` (the kernel is symmetric to the bit). At d ≤ 2 it
 /// is computed inline, vectorised across rows: with at most two non-zero terms every
 /// summation order of the kernels rounds the same way.
-fn distances_to<F: Scalar>(rows: &[F], candidate: &[F], scratch: &mut [F], out: &mut [f64]) {
+pub(super) fn distances_to<F: Scalar>(rows: &[F], candidate: &[F], scratch: &mut [F], out: &mut [f64]) {
     match *candidate {
         [c] => {
             for (o, &a) in out.iter_mut().zip(rows) {
@@ -138,8 +140,8 @@ fn distances_to<F: Scalar>(rows: &[F], candidate: &[F], scratch: &mut [F], out: 
 /// over fixed chunks of rows, in row order, the chunks then added in order, so the result does
 /// not depend on the thread count. (A GEMM does not pay here: with a handful of candidates
 /// the pass is bound by reading the points.)
-fn candidate_potentials<F: Scalar>(
-    x: ArrayView2<F>,
+fn candidate_potentials<F: Scalar, X: Points<F>>(
+    x: X,
     w: Option<&[f64]>,
     candidates: ArrayView2<F>,
     closest: &[f64],
@@ -148,7 +150,7 @@ fn candidate_potentials<F: Scalar>(
     let (n, d, t) = (x.nrows(), x.ncols(), candidates.nrows());
     let candidates = candidates.as_standard_layout();
     let cand = candidates.as_slice().expect("standard layout");
-    let xs = x.as_slice().expect("standard layout");
+    let cand_norms = centre_norms(&candidates.to_owned());
     // Each chunk's distances go to its own rows of every candidate's column.
     let mut pieces: Vec<Vec<&mut [f64]>> = (0..n.div_ceil(CHUNK)).map(|_| Vec::with_capacity(t)).collect();
     for column in dist[..t * n].chunks_mut(n.max(1)) {
@@ -162,10 +164,13 @@ fn candidate_potentials<F: Scalar>(
         .map(|(chunk, mut columns)| {
             let first = chunk * CHUNK;
             let len = columns.first().map_or(0, |c| c.len());
-            let rows = &xs[first * d..(first + len) * d];
-            let mut scratch = vec![F::zero(); if d > 2 { len } else { 0 }];
-            for (column, candidate) in columns.iter_mut().zip(cand.chunks_exact(d.max(1))) {
-                distances_to(rows, candidate, &mut scratch, column);
+            let mut scratch = Vec::new();
+            for ((column, candidate), &norm) in columns
+                .iter_mut()
+                .zip(cand.chunks_exact(d.max(1)))
+                .zip(&cand_norms)
+            {
+                x.sq_distances(first, candidate, norm, &mut scratch, column);
             }
             // The candidates' sums, each in row order, four side by side (in registers).
             let mut pot = Vec::with_capacity(t);
@@ -250,6 +255,19 @@ pub(crate) fn greedy_kmeans_plus_plus<F: Scalar>(
     part: Partition,
     comm: &dyn Communicator,
 ) -> Result<Vec<usize>> {
+    let x = crate::data::standard_layout(x);
+    greedy_seeding(x.view(), w, k, default_trials(k), rng, part, comm)
+}
+
+/// [`greedy_kmeans_plus_plus`] on any [`Points`] (dense rows in standard layout, or sparse).
+pub(super) fn greedy_kmeans_plus_plus_of<F: Scalar, X: Points<F>>(
+    x: X,
+    w: Option<&[f64]>,
+    k: usize,
+    rng: &mut SeededRng,
+    part: Partition,
+    comm: &dyn Communicator,
+) -> Result<Vec<usize>> {
     greedy_seeding(x, w, k, default_trials(k), rng, part, comm)
 }
 
@@ -259,8 +277,8 @@ fn default_trials(k: usize) -> usize {
 }
 
 /// [`greedy_kmeans_plus_plus`] with `trials` candidates per step.
-fn greedy_seeding<F: Scalar>(
-    x: ArrayView2<F>,
+fn greedy_seeding<F: Scalar, X: Points<F>>(
+    x: X,
     w: Option<&[f64]>,
     k: usize,
     trials: usize,
@@ -269,8 +287,6 @@ fn greedy_seeding<F: Scalar>(
     comm: &dyn Communicator,
 ) -> Result<Vec<usize>> {
     let (n, n_local) = (part.n_global, x.nrows());
-    let x = crate::data::standard_layout(x);
-    let x = x.view();
     // Every step reuses these: each point's squared distance to its nearest centre, the
     // running sums of the draw's masses, and the distances to the step's candidates.
     let mut closest = vec![f64::INFINITY; n_local];
@@ -290,7 +306,7 @@ fn greedy_seeding<F: Scalar>(
         }
     };
     let mut chosen = vec![first];
-    let first_row = fetch_rows(x, part, &[first], comm);
+    let first_row = x.fetch(part, &[first], comm);
     let mut potential = [candidate_potentials(x, w, first_row.view(), &closest, &mut dist)[0]];
     comm.allreduce_sum(&mut potential);
     let mut potential = potential[0];
@@ -314,7 +330,7 @@ fn greedy_seeding<F: Scalar>(
             }),
         }
         let candidates = draw_rows(rng, trials, &cumsum, potential, part, comm);
-        let cand_rows = fetch_rows(x, part, &candidates, comm);
+        let cand_rows = x.fetch(part, &candidates, comm);
         let mut potentials = candidate_potentials(x, w, cand_rows.view(), &closest, &mut dist);
         comm.allreduce_sum(&mut potentials);
         let (b, best_pot) = potentials

@@ -7,6 +7,7 @@
 
 use super::elkan::Elkan;
 use super::hamerly::Hamerly;
+use super::points::{centre_norms, Points};
 use super::{dist, weight_of, Algorithm, KMeansModel, CHUNK};
 use crate::backend::{AnyBackend, Backend, Distances};
 use crate::comm::{Communicator, Partition};
@@ -21,7 +22,19 @@ use rayon::prelude::*;
 /// chunk is merged.
 pub(super) const COPIES: usize = 4;
 
-/// What one assignment pass gathers: per-cluster weighted coordinate sums and total weights
+/// What one assignment pass gives the update, for dense or sparse rows.
+pub(crate) struct Totals {
+    /// Per-cluster weighted coordinate sums, k × d.
+    pub(crate) sums: Vec<f64>,
+    /// Per-cluster total weights.
+    pub(crate) weights: Vec<f64>,
+    /// The weighted sum of the pass's distances (0 where the pass measures none).
+    pub(crate) inertia: f64,
+    /// The cluster of each row.
+    pub(crate) labels: Vec<usize>,
+}
+
+/// What one assignment pass over dense rows gathers: per-cluster weighted coordinate sums and total weights
 /// (f64), the weighted inertia and the labels — per chunk of [`CHUNK`] rows in row order (in
 /// [`COPIES`] interleaved copies), then chunk by chunk in order, so the sums do not depend on
 /// the thread count. Without sample weights every weight is 1, which leaves each product
@@ -109,11 +122,16 @@ impl Sums {
         self.labels.extend(later.labels);
     }
 
-    /// The totals of a merged pass: sums (k × d), weights, inertia and labels.
-    fn into_totals(mut self) -> (Vec<f64>, Vec<f64>, f64, Vec<usize>) {
+    /// The totals of a merged pass.
+    fn into_totals(mut self) -> Totals {
         self.sums.truncate(self.k * self.d);
         self.weights.truncate(self.k);
-        (self.sums, self.weights, self.inertia[0], self.labels)
+        Totals {
+            sums: self.sums,
+            weights: self.weights,
+            inertia: self.inertia[0],
+            labels: self.labels,
+        }
     }
 
     /// Folds `parts` (chunks of `x` in order) over waves of one chunk per thread, so at most
@@ -136,7 +154,12 @@ impl Sums {
 }
 
 /// Per-cluster weighted coordinate sums and weights of `labels`, in f64.
-fn cluster_sums<F: Scalar>(x: ArrayView2<F>, w: Option<&[f64]>, labels: &[usize], k: usize) -> Sums {
+pub(super) fn dense_cluster_sums<F: Scalar>(
+    x: ArrayView2<F>,
+    w: Option<&[f64]>,
+    labels: &[usize],
+    k: usize,
+) -> Totals {
     let d = x.ncols();
     let parts = |rows: ArrayView2<F>, start: usize| -> Result<Vec<Sums>> {
         Ok(rows
@@ -156,21 +179,23 @@ fn cluster_sums<F: Scalar>(x: ArrayView2<F>, w: Option<&[f64]>, labels: &[usize]
             })
             .collect())
     };
-    Sums::over(x, k, parts).unwrap_or_else(|_| Sums::new(k, d))
+    Sums::over(x, k, parts)
+        .unwrap_or_else(|_| Sums::new(k, d))
+        .into_totals()
 }
 
 /// Lloyd's assignment and the sums of the update in one pass over the data: each chunk's
 /// nearest centres, then its rows added to their clusters while still in cache. The inertia
 /// is that of `distances` (approximate ones suffice for a report).
-fn assign_and_sum<F: Scalar>(
+pub(super) fn dense_assign_and_sum<F: Scalar>(
     x: ArrayView2<F>,
     w: Option<&[f64]>,
     backend: &AnyBackend,
     centers: &Array2<F>,
     distances: Distances,
-) -> Result<Sums> {
+) -> Result<Totals> {
     let (k, d) = centers.dim();
-    Sums::over(x, k, |rows, start| {
+    let sums = Sums::over(x, k, |rows, start| {
         backend.nearest_fold(
             rows,
             centers.view(),
@@ -183,13 +208,14 @@ fn assign_and_sum<F: Scalar>(
                 part.add(rows, first, w, near.iter().map(|n| n.index));
             },
         )
-    })
+    })?;
+    Ok(sums.into_totals())
 }
 
 /// One Lloyd run from `centers` (on this process's rows, sums combined over `comm`).
 #[allow(clippy::too_many_arguments)]
-pub(super) fn lloyd<F: Scalar>(
-    x: ArrayView2<F>,
+pub(super) fn lloyd<F: Scalar, X: Points<F>>(
+    x: X,
     w: Option<&[f64]>,
     part: Partition,
     comm: &dyn Communicator,
@@ -209,11 +235,10 @@ pub(super) fn lloyd<F: Scalar>(
         let (step, inertia) = match algorithm {
             Algorithm::Lloyd | Algorithm::Auto => {
                 // (the inertia of an iteration is only reported)
-                let (sums, weights, inertia, labels) =
-                    assign_and_sum(x, w, backend, &centers, Distances::Approximate)?.into_totals();
-                let mut inertia = [inertia];
+                let t = x.assign_and_sum(w, backend, &centers, Distances::Approximate)?;
+                let mut inertia = [t.inertia];
                 comm.allreduce_sum(&mut inertia);
-                ((sums, weights, labels), Some(inertia[0]))
+                (t, Some(inertia[0]))
             }
             Algorithm::Hamerly | Algorithm::Elkan => {
                 let b = match bounds.take() {
@@ -224,20 +249,26 @@ pub(super) fn lloyd<F: Scalar>(
                         b
                     }
                 };
-                let (sums, weights, _, labels) = cluster_sums(x, w, b.labels(), k).into_totals();
+                let t = x.cluster_sums(w, b.labels(), k);
                 bounds = Some(b);
-                ((sums, weights, labels), None)
+                (t, None)
             }
         };
-        let (sums, mut weights, labels) = step;
+        let Totals {
+            sums,
+            mut weights,
+            labels,
+            ..
+        } = step;
         let mut sums = Array2::from_shape_vec((k, d), sums).expect("k x d");
-        let old_centers = centers.clone();
+        // (only the bounds need the old centres once the new ones are made)
+        let old_centers = bounds.is_some().then(|| centers.clone());
         comm.allreduce_sum(sums.as_slice_mut().expect("standard layout"));
         comm.allreduce_sum(&mut weights);
         relocate_empty_clusters(x, w, part, comm, &centers, &labels, &mut sums, &mut weights);
         let mut shift = 0.0;
         for (j, &c) in weights.iter().enumerate() {
-            for f in 0..x.ncols() {
+            for f in 0..d {
                 let new = if c > 0.0 {
                     sums[[j, f]] / c
                 } else {
@@ -247,6 +278,7 @@ pub(super) fn lloyd<F: Scalar>(
                 centers[[j, f]] = F::from_f64_lossy(new);
             }
         }
+        drop(sums);
         if let Some(p) = progress {
             p.report(&Progress {
                 iteration: n_iter,
@@ -254,8 +286,8 @@ pub(super) fn lloyd<F: Scalar>(
                 objective: inertia,
             })?;
         }
-        if let Some(h) = bounds.as_mut() {
-            h.moved(&old_centers, &centers);
+        if let (Some(h), Some(old)) = (bounds.as_mut(), old_centers) {
+            h.moved(&old, &centers);
         }
         let mut changed = [u64::from(labels_old.as_ref() != Some(&labels))];
         comm.allreduce_sum_u64(&mut changed);
@@ -271,12 +303,12 @@ pub(super) fn lloyd<F: Scalar>(
     }
     // The final assignment, so labels, centres and inertia agree (after a strict convergence
     // the labels are already those of the final centres).
-    let (_, _, inertia, labels) = assign_and_sum(x, w, backend, &centers, Distances::Exact)?.into_totals();
-    let mut inertia = [inertia];
+    let t = x.assign_and_sum(w, backend, &centers, Distances::Exact)?;
+    let mut inertia = [t.inertia];
     comm.allreduce_sum(&mut inertia);
     Ok(KMeansModel {
         centers,
-        labels: labels.into_iter().map(|l| l as i64).collect(),
+        labels: t.labels.into_iter().map(|l| l as i64).collect(),
         inertia: inertia[0],
         n_iter,
         converged,
@@ -297,7 +329,7 @@ impl Bounds {
             Bounds::Elkan(e) => &e.labels,
         }
     }
-    fn update<F: Scalar>(&mut self, x: ArrayView2<F>, centers: &Array2<F>) -> Result<()> {
+    fn update<F: Scalar, X: Points<F>>(&mut self, x: X, centers: &Array2<F>) -> Result<()> {
         match self {
             Bounds::Hamerly(h) => h.update(x, centers),
             Bounds::Elkan(e) => {
@@ -332,8 +364,8 @@ fn drifts<F: Scalar>(old: &Array2<F>, new: &Array2<F>) -> Vec<f64> {
 /// its weight leave its old cluster. Over processes, each proposes its farthest points and the
 /// farthest of all are taken (`sums` and `weights` are already the totals).
 #[allow(clippy::too_many_arguments)]
-fn relocate_empty_clusters<F: Scalar>(
-    x: ArrayView2<F>,
+fn relocate_empty_clusters<F: Scalar, X: Points<F>>(
+    x: X,
     w: Option<&[f64]>,
     part: Partition,
     comm: &dyn Communicator,
@@ -346,15 +378,15 @@ fn relocate_empty_clusters<F: Scalar>(
     if empty.is_empty() {
         return;
     }
+    let norms = centre_norms(centers);
     let dist: Vec<f64> = (0..x.nrows())
         .into_par_iter()
         .map(|i| {
-            let (p, c) = (x.row(i), centers.row(labels[i]));
-            F::sqeuclidean(
-                p.to_slice().expect("standard layout"),
-                c.to_slice().expect("contiguous"),
+            x.sq_dist(
+                i,
+                centers.row(labels[i]).to_slice().expect("contiguous"),
+                norms[labels[i]],
             )
-            .to_f64_exact()
         })
         .collect();
     let mut order: Vec<usize> = (0..x.nrows()).collect();
@@ -370,10 +402,8 @@ fn relocate_empty_clusters<F: Scalar>(
         c[1] = (part.offset + i) as f64;
         c[2] = labels[i] as f64;
         c[3] = weight_of(w, i);
-        c[4..]
-            .iter_mut()
-            .zip(x.row(i))
-            .for_each(|(a, v)| *a = v.to_f64_exact());
+        c[4..].fill(0.0);
+        x.add_row(i, 1.0, &mut c[4..]);
     }
     let all = comm.all_gather_f64(&mine);
     let mut candidates: Vec<&[f64]> = all.chunks(width).filter(|c| c[1] >= 0.0).collect();

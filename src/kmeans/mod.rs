@@ -58,6 +58,8 @@ mod hamerly;
 mod init;
 mod lloyd;
 pub mod minibatch;
+mod points;
+mod sparse;
 
 use crate::estimator::shared_setters;
 pub use bisecting::{BisectingInit, BisectingKMeans, BisectingKMeansModel, BisectingStrategy};
@@ -65,9 +67,10 @@ pub(crate) use init::{greedy_kmeans_plus_plus, random_rows};
 pub use init::{kmeans_plus_plus, kmeans_plus_plus_indices, KMeansPlusPlus};
 use lloyd::lloyd;
 pub use minibatch::{MiniBatchKMeans, MiniBatchKMeansModel, RowSource};
+use points::Points;
 
 use crate::backend::{AnyBackend, Backend, CpuBackend};
-use crate::comm::{agree, fetch_rows, single_process, Communicator, Partition, SharedComm};
+use crate::comm::{agree, single_process, Communicator, Partition, SharedComm};
 use crate::data::validate::{
     check_k, check_magnitude, check_magnitude_global, check_new_points, check_points, check_positive_weights,
     check_sample_weight, check_slice, Arithmetic, ScaledWeights,
@@ -266,6 +269,11 @@ impl KMeans {
 
     fn validate<F: Scalar>(&self, x: ArrayView2<F>, part: Partition) -> Result<()> {
         check_slice(x, part.offset, part.n_global)?;
+        self.validate_params(x.nrows(), x.ncols(), part)
+    }
+
+    /// The parameters' checks for `n` rows of `d` columns held here, of `part.n_global` in all.
+    fn validate_params(&self, n: usize, d: usize, part: Partition) -> Result<()> {
         let n_global = part.n_global;
         check_k(self.k, n_global)?;
         if self.n_init == Some(0) {
@@ -275,17 +283,17 @@ impl KMeans {
             return Err(Error::param("tol", self.tol, "must be finite and non-negative"));
         }
         if let Some(w) = &self.sample_weight {
-            if part.n_global != x.nrows() {
+            if part.n_global != n {
                 return Err(Error::param(
                     "sample_weight",
                     "given",
                     "not available in a distributed run",
                 ));
             }
-            check_sample_weight(w, x.nrows(), false)?;
+            check_sample_weight(w, n, false)?;
             check_positive_weights(w, self.k)?;
         }
-        self.init.check(self.k, x.ncols())
+        self.init.check(self.k, d)
     }
 }
 
@@ -436,6 +444,26 @@ impl<F: Scalar> Fit<ArrayView2<'_, F>> for KMeans {
         } else {
             self.tol * mean_variance(x, part.n_global, comm)
         };
+        // (every process must choose the same: from the size of the largest slice)
+        let algorithm = match self.algorithm {
+            Algorithm::Auto if self.backend.assigns_off_host() => Algorithm::Lloyd,
+            a => a.resolve(part.n_global.div_ceil(comm.size()), self.k, x.ncols()),
+        };
+        self.runs(x, part, comm, tol, algorithm)
+    }
+}
+
+impl KMeans {
+    /// The `n_init` runs on checked points (`tol` already scaled by the data): each seeded,
+    /// then iterated; the lowest inertia kept.
+    fn runs<F: Scalar, X: Points<F>>(
+        &self,
+        x: X,
+        part: Partition,
+        comm: &dyn Communicator,
+        tol: f64,
+        algorithm: Algorithm,
+    ) -> Result<KMeansModel<F>> {
         let n_init = self
             .n_init
             .unwrap_or(if self.init == KMeansInit::Random { 10 } else { 1 });
@@ -448,20 +476,15 @@ impl<F: Scalar> Fit<ArrayView2<'_, F>> for KMeans {
                 KMeansInit::Given(c) => c.mapv(F::from_f64_lossy),
                 KMeansInit::Random => {
                     let idx = random_rows(&mut rng, part.n_global, self.k, w)?;
-                    fetch_rows(x, part, &idx, comm)
+                    x.fetch(part, &idx, comm)
                 }
                 KMeansInit::KMeansPlusPlus => {
                     if let Some(p) = &self.progress {
                         p.phase("init (k-means++)");
                     }
-                    let idx = greedy_kmeans_plus_plus(x, w, self.k, &mut rng, part, comm)?;
-                    fetch_rows(x, part, &idx, comm)
+                    let idx = init::greedy_kmeans_plus_plus_of(x, w, self.k, &mut rng, part, comm)?;
+                    x.fetch(part, &idx, comm)
                 }
-            };
-            // (every process must choose the same: from the size of the largest slice)
-            let algorithm = match self.algorithm {
-                Algorithm::Auto if self.backend.assigns_off_host() => Algorithm::Lloyd,
-                a => a.resolve(part.n_global.div_ceil(comm.size()), self.k, x.ncols()),
             };
             let run = lloyd(
                 x,

@@ -1,0 +1,117 @@
+"""scipy.sparse input: clustr's sparse k-means against scikit-learn's from the same initial
+centres (labels identical, inertia within 1e-9), every sparse format, both element types, and
+no dense copy of the data."""
+
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.cluster import KMeans as SkKMeans
+from sklearn.preprocessing import normalize
+
+import clustr
+
+
+def tfidf(n, d, per_row, seed=0):
+    """Zipf-distributed terms (rows as bags of words), idf weights, L2-normalised rows."""
+    rng = np.random.default_rng(seed)
+    ranks = rng.zipf(1.3, size=4 * n * per_row)
+    ranks = ranks[ranks <= d][: n * per_row] - 1
+    cols = rng.permutation(d)[ranks]
+    X = sp.csr_matrix((np.ones(len(cols)), (np.repeat(np.arange(n), per_row), cols)), shape=(n, d))
+    X.sum_duplicates()
+    idf = np.log((1 + n) / (1 + np.bincount(X.indices, minlength=d))) + 1
+    return normalize((X @ sp.diags(idf)).tocsr())
+
+
+@pytest.fixture(scope="module")
+def X():
+    return tfidf(1500, 800, 40)
+
+
+@pytest.mark.parametrize("k", [3, 12])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_lloyd_equals_sklearn_from_the_same_centres(X, k, weighted):
+    rng = np.random.default_rng(k)
+    C = X[rng.choice(X.shape[0], k, replace=False)].toarray()
+    w = rng.uniform(0.5, 3.0, X.shape[0]) if weighted else None
+    ref = SkKMeans(k, init=C, n_init=1, algorithm="lloyd").fit(X, sample_weight=w)
+    got = clustr.KMeans(k, init=C, n_init=1, algorithm="lloyd").fit(X, sample_weight=w)
+    np.testing.assert_array_equal(got.labels_, ref.labels_)
+    assert got.n_iter_ == ref.n_iter_
+    assert abs(got.inertia_ - ref.inertia_) <= 1e-9 * ref.inertia_
+    np.testing.assert_allclose(got.cluster_centers_, ref.cluster_centers_, rtol=0, atol=1e-12)
+    new = X[::7]
+    np.testing.assert_array_equal(got.predict(new), ref.predict(new))
+    np.testing.assert_allclose(got.transform(new), ref.transform(new), rtol=1e-12, atol=1e-12)
+    assert abs(got.score(new) - ref.score(new)) <= 1e-9 * abs(ref.score(new))
+
+
+def test_elkan_and_hamerly_equal_sklearns_elkan_without_ties():
+    # (denser rows: no row is equidistant from two centres, so every algorithm gives Lloyd's
+    # result; with exact ties scikit-learn's own Elkan and Lloyd part ways too)
+    X = normalize(sp.random(1200, 300, density=0.08, format="csr", random_state=3))
+    C = X[:6].toarray()
+    ref = SkKMeans(6, init=C, n_init=1, algorithm="elkan").fit(X)
+    for algorithm in ["elkan", "hamerly", "auto"]:
+        got = clustr.KMeans(6, init=C, n_init=1, algorithm=algorithm).fit(X)
+        np.testing.assert_array_equal(got.labels_, ref.labels_)
+        assert abs(got.inertia_ - ref.inertia_) <= 1e-9 * ref.inertia_
+
+
+@pytest.mark.parametrize("fmt", ["csr", "csc", "coo"])
+@pytest.mark.parametrize("container", [sp.csr_matrix, sp.csr_array])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_every_format_and_dtype_fits_as_its_dense_form(X, fmt, container, dtype):
+    Xs = container(X.astype(dtype)).asformat(fmt)
+    C = X[:4].toarray()
+    dense = clustr.KMeans(4, init=C, n_init=1).fit(X.toarray().astype(dtype))
+    got = clustr.KMeans(4, init=C, n_init=1).fit(Xs)
+    assert got.cluster_centers_.dtype == dtype
+    agree = (got.labels_ == dense.labels_).mean()
+    assert agree == 1.0 if dtype == np.float64 else agree > 0.98
+    assert np.isclose(got.inertia_, dense.inertia_, rtol=1e-9 if dtype == np.float64 else 1e-4)
+
+
+def test_non_canonical_matrices_are_summed_as_scipy_does():
+    # duplicates and unsorted indices within rows: scipy's meaning is the sum
+    data, indices, indptr = [1.0, 2.0, 3.0, 4.0, 0.5], [2, 0, 2, 1, 1], [0, 3, 5]
+    X = sp.csr_matrix((data, indices, indptr), shape=(2, 3))
+    assert not X.has_canonical_format
+    m = clustr.KMeans(2, n_init=1, random_state=0).fit(X)
+    np.testing.assert_allclose(np.sort(m.cluster_centers_, axis=0), np.sort(X.toarray(), axis=0))
+    assert not X.has_canonical_format  # the caller's matrix is left as it was
+
+
+def test_bad_sparse_values_are_value_errors():
+    X = tfidf(50, 30, 5)
+    for bad in [np.nan, np.inf]:
+        Y = X.copy()
+        Y.data[3] = bad
+        with pytest.raises(ValueError):
+            clustr.KMeans(2).fit(Y)
+    with pytest.raises(ValueError):
+        clustr.KMeans(2).fit(X).predict(tfidf(5, 31, 3))
+
+
+def test_no_dense_copy():
+    # 20,000 rows of 200,000 columns: 32 GB dense, 4.8 MB sparse; the fit's peak memory
+    # beyond the interpreter's must stay near the sparse matrix and the centres.
+    script = textwrap.dedent(
+        """
+        import resource, numpy as np, scipy.sparse as sp, clustr
+        rng = np.random.default_rng(0)
+        cols = np.sort(rng.integers(0, 200000, size=(20000, 20)), axis=1)
+        X = sp.csr_matrix((rng.random(cols.size), cols.ravel(), np.arange(0, cols.size + 1, 20)), shape=(20000, 200000))
+        X.sum_duplicates()
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        m = clustr.KMeans(3, n_init=1, random_state=0, max_iter=5).fit(X)
+        after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        print((after - before) / 1024)
+        """
+    )
+    grown = float(subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout)
+    assert grown < 200, f"the fit grew the peak by {grown:.0f} MiB"
