@@ -226,7 +226,82 @@ fn data_cases() -> Vec<(&'static str, &'static str, Vec<u8>, &'static str, bool)
             false,
         ),
         ("single point", "one.csv", b"3,4\n".to_vec(), "1", false),
+        // sparse files (issue #41): every subcommand reads them
+        (
+            "sparse unsorted indices",
+            "unsorted.svm",
+            b"1 3:1 2:2\n1 1:1\n1 2:5\n".to_vec(),
+            "2",
+            true,
+        ),
+        (
+            "sparse duplicate index",
+            "dup.svm",
+            b"1 2:1 2:2\n1 1:1\n1 2:5\n".to_vec(),
+            "2",
+            true,
+        ),
+        (
+            "sparse index out of range",
+            "range.mtx",
+            mtx(&["1 1 1.0", "2 2 1.0", "9 1 1.0"]),
+            "2",
+            true,
+        ),
+        (
+            "sparse NaN",
+            "nan.mtx",
+            mtx(&["1 1 1.0", "2 2 nan", "3 1 1.0"]),
+            "2",
+            true,
+        ),
+        (
+            "sparse entries not as declared",
+            "count.mtx",
+            mtx(&["1 1 1.0", "2 2 1.0"]),
+            "2",
+            true,
+        ),
+        (
+            "sparse non-monotone indptr",
+            "indptr.npz",
+            fixture("bad_indptr.npz"),
+            "2",
+            true,
+        ),
+        (
+            "sparse shape disagrees",
+            "shape.npz",
+            fixture("bad_shape.npz"),
+            "2",
+            true,
+        ),
+        (
+            "sparse truncated archive",
+            "cut.npz",
+            fixture("csr.npz")[..100].to_vec(),
+            "2",
+            true,
+        ),
     ]
+}
+
+/// A 4 x 2 Matrix Market file declaring 3 entries, with these entry lines.
+fn mtx(entries: &[&str]) -> Vec<u8> {
+    format!(
+        "%%MatrixMarket matrix coordinate real general\n4 2 3\n{}\n",
+        entries.join("\n")
+    )
+    .into_bytes()
+}
+
+fn fixture(name: &str) -> Vec<u8> {
+    std::fs::read(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/sparse")
+            .join(name),
+    )
+    .unwrap()
 }
 
 /// Prints a matrix's case count and fails listing every wrong case.
@@ -305,6 +380,13 @@ fn every_subcommand_refuses_bad_input_cleanly() {
         "truncated .npy" => "trunc.npy",
         "wrong dtype .npy" => "c16",
         "k = 0" | "k > n" => "k",
+        "sparse unsorted indices" | "sparse duplicate index" => "sorted",
+        "sparse index out of range" => "outside",
+        "sparse NaN" => "non-finite",
+        "sparse entries not as declared" => "declared",
+        "sparse non-monotone indptr" => "decrease",
+        "sparse shape disagrees" => "indptr",
+        "sparse truncated archive" => "cut.npz",
         _ => "",
     };
     let mut failures = Vec::new();

@@ -9,6 +9,7 @@ import numbers
 import warnings
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import (
     BaseEstimator,
     ClassNamePrefixFeaturesOutMixin,
@@ -649,7 +650,7 @@ class DBSCAN(ClusterMixin, BaseEstimator):
     _parameter_constraints = {
         "eps": [Interval(numbers.Real, 0.0, None, closed="neither")],
         "min_samples": [Interval(numbers.Integral, 1, None, closed="left")],
-        "metric": [METRICS],
+        "metric": [METRICS, StrOptions({"precomputed"})],
         "algorithm": [StrOptions({"auto", "ball_tree", "kd_tree", "brute"})],
         "p": [Interval(numbers.Real, 1, None, closed="left"), None],
         "backend": BACKEND,
@@ -665,11 +666,23 @@ class DBSCAN(ClusterMixin, BaseEstimator):
         self.backend = backend
         self.n_threads = n_threads
 
+    # The metrics computed on sparse rows (by brute force over the rows sharing a term).
+    _SPARSE_METRICS = ("euclidean", "sqeuclidean", "cosine", "precomputed")
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = self.metric in self._SPARSE_METRICS
+        tags.input_tags.pairwise = self.metric == "precomputed"
+        return tags
+
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None, sample_weight=None):
-        X = points(self, X, reset=True)
+        X = points(self, X, reset=True, accept_sparse=self.metric in self._SPARSE_METRICS)
         w = _weights(sample_weight, X, allow_negative=True)
-        out = _clustr.dbscan_fit(X, params(self), w)
+        if self.metric == "precomputed":
+            out = _clustr.dbscan_graph_fit(rows(_neighbourhood_graph(X, self.eps)), params(self, metric="euclidean"), w)
+        else:
+            out = _clustr.dbscan_fit(rows(X), params(self), w)
         self.backend_ = out["backend"]
         self.labels_ = out["labels"]
         self.core_sample_indices_ = out["core_sample_indices"]
@@ -678,6 +691,18 @@ class DBSCAN(ClusterMixin, BaseEstimator):
 
     def fit_predict(self, X, y=None, sample_weight=None):
         return self.fit(X, sample_weight=sample_weight).labels_
+
+
+def _neighbourhood_graph(D, eps):
+    """A precomputed distance matrix as the neighbourhood graph DBSCAN reads: a sparse one
+    as it is (only its stored entries are neighbours, as scikit-learn's), a dense one as the
+    CSR matrix of its entries within ``eps`` (explicit zeros kept)."""
+    if D.shape[0] != D.shape[1]:
+        raise ValueError(f"a precomputed distance matrix must be square, got {D.shape}")
+    if sp.issparse(D):
+        return D
+    r, c = np.nonzero(D <= eps)
+    return sp.csr_matrix((D[r, c], (r, c)), shape=D.shape)
 
 
 class HDBSCAN(ClusterMixin, BaseEstimator):

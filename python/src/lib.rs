@@ -785,10 +785,30 @@ fn kmedoids_fit<'py>(
 #[pyfunction]
 fn dbscan_fit<'py>(
     py: Python<'py>,
-    x: Points<'py>,
+    x: AnyPoints<'py>,
     params: Bound<'py, PyDict>,
     sample_weight: Option<Vec<f64>>,
 ) -> PyResult<Bound<'py, PyDict>> {
+    let (est, ran_on, n_threads) = dbscan(params, sample_weight)?;
+    let m = with_any_points!(x, v => run(py, n_threads, |_| est.fit(&v))?);
+    dbscan_out(py, m, ran_on)
+}
+
+/// DBSCAN on a precomputed sparse neighbourhood graph (its stored entries).
+#[pyfunction]
+fn dbscan_graph_fit<'py>(
+    py: Python<'py>,
+    graph: sparse::SparseRows<'py>,
+    params: Bound<'py, PyDict>,
+    sample_weight: Option<Vec<f64>>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let (est, ran_on, n_threads) = dbscan(params, sample_weight)?;
+    let m = with_sparse!(graph, g => run(py, n_threads, |_| est.fit_graph(g))?);
+    dbscan_out(py, m, ran_on)
+}
+
+/// The DBSCAN estimator of the Python parameters, where it runs and on how many threads.
+fn dbscan(params: Bound<'_, PyDict>, sample_weight: Option<Vec<f64>>) -> PyResult<(Dbscan, &'static str, usize)> {
     let p = Params(params);
     let (_, ran_on) = p.backend("dbscan")?;
     let mut est = Dbscan::new(p.get("eps")?.extract()?)
@@ -798,8 +818,10 @@ fn dbscan_fit<'py>(
     if let Some(w) = sample_weight {
         est = est.sample_weight(w);
     }
-    let n_threads = p.n_threads()?;
-    let m = with_points!(x, v => run(py, n_threads, |_| est.fit(&v))?);
+    Ok((est, ran_on, p.n_threads()?))
+}
+
+fn dbscan_out<'py>(py: Python<'py>, m: clustr::density::dbscan::DbscanModel, ran_on: &str) -> PyResult<Bound<'py, PyDict>> {
     out(
         py,
         vec![
@@ -1107,6 +1129,7 @@ fn _clustr(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(set_max_memory, m)?)?;
     m.add_function(wrap_pyfunction!(max_memory, m)?)?;
     m.add_function(wrap_pyfunction!(sparse::sparse_nearest, m)?)?;
+    m.add_function(wrap_pyfunction!(dbscan_graph_fit, m)?)?;
     m.add_function(wrap_pyfunction!(sparse::sparse_transform, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

@@ -115,3 +115,55 @@ def test_no_dense_copy():
     )
     grown = float(subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout)
     assert grown < 200, f"the fit grew the peak by {grown:.0f} MiB"
+
+
+def grouped(n=800, d=200, seed=0):
+    """Bags of words in four topics (each row: most of its topic's 8 terms, 2 random ones),
+    L2-normalised: clusters for DBSCAN."""
+    rng = np.random.default_rng(seed)
+    X = np.zeros((n, d))
+    for i in range(n):
+        g = i % 4
+        terms = np.arange(g * 8, g * 8 + 8)[rng.random(8) < 0.8]
+        X[i, terms] = 1 + rng.random(len(terms))
+        X[i, rng.integers(32, d, 2)] += rng.random(2)
+    return normalize(sp.csr_matrix(X))
+
+
+@pytest.mark.parametrize("metric,eps", [("euclidean", 0.5), ("cosine", 0.15), ("cosine", 1.0)])
+@pytest.mark.parametrize("min_samples", [2, 6])
+def test_dbscan_on_sparse_rows_equals_sklearn(metric, eps, min_samples):
+    # (scikit-learn takes euclidean, cosine and manhattan on sparse rows; clustr euclidean,
+    # sqeuclidean and cosine)
+    from sklearn.cluster import DBSCAN as SkDBSCAN
+
+    X = grouped()
+    ref = SkDBSCAN(eps=eps, min_samples=min_samples, metric=metric).fit(X)
+    got = clustr.DBSCAN(eps=eps, min_samples=min_samples, metric=metric).fit(X)
+    np.testing.assert_array_equal(got.labels_, ref.labels_)
+    np.testing.assert_array_equal(got.core_sample_indices_, ref.core_sample_indices_)
+    assert sp.issparse(got.components_) and got.components_.shape == ref.components_.shape
+    assert eps >= 1 or len(set(ref.labels_)) > 3
+
+
+@pytest.mark.parametrize("dense", [False, True])
+def test_dbscan_on_a_precomputed_graph_equals_sklearn(dense):
+    from sklearn.cluster import DBSCAN as SkDBSCAN
+    from sklearn.neighbors import radius_neighbors_graph
+
+    G = radius_neighbors_graph(grouped(), radius=0.5, mode="distance")
+    D = G.toarray() if dense else G
+    if dense:
+        D[D == 0] = 10.0  # (in a dense matrix every entry is a distance)
+        np.fill_diagonal(D, 0.0)
+    ref = SkDBSCAN(eps=0.5, min_samples=4, metric="precomputed").fit(D)
+    got = clustr.DBSCAN(eps=0.5, min_samples=4, metric="precomputed").fit(D)
+    np.testing.assert_array_equal(got.labels_, ref.labels_)
+    assert len(set(ref.labels_)) > 2
+
+
+def test_dbscan_cosine_refuses_an_all_zero_row(X):
+    Y = X.tolil()
+    Y[3, :] = 0
+    with pytest.raises(ValueError, match="row 3"):
+        clustr.DBSCAN(eps=0.3, metric="cosine").fit(Y.tocsr())

@@ -140,6 +140,71 @@ pub enum Scaling {
     Robust,
 }
 
+/// Scales every column of a sparse matrix in place by its standard deviation (population,
+/// implicit zeros included) without centring it — scikit-learn's
+/// `StandardScaler(with_mean=False)`, the only standardisation that keeps zeros zero — and
+/// returns the scales; a column whose deviation is 0 is left as it is (scale 1, as
+/// scikit-learn). `Robust` scaling would centre on the median: refused.
+pub fn scale_sparse<F: Scalar>(x: &mut crate::data::Csr<F>, how: Scaling) -> Result<Vec<f64>> {
+    if how != Scaling::ZScore {
+        return Err(Error::param(
+            "standardize",
+            "robust",
+            "sparse rows are scaled without centring (zscore, as scikit-learn's with_mean=False); \
+             robust scaling centres on the median, which would fill in the zeros",
+        ));
+    }
+    let v = x.view();
+    let (n, d) = (v.nrows() as f64, v.ncols());
+    let mut mean = vec![0.0f64; d];
+    let mut count = vec![0usize; d];
+    let mut big = vec![0.0f64; d];
+    for i in 0..v.nrows() {
+        let (idx, val) = v.row(i);
+        for (&j, a) in idx.iter().zip(val) {
+            mean[j as usize] += a.to_f64_exact() / n;
+            count[j as usize] += 1;
+        }
+    }
+    for i in 0..v.nrows() {
+        let (idx, val) = v.row(i);
+        for (&j, a) in idx.iter().zip(val) {
+            let j = j as usize;
+            big[j] = big[j].max((a.to_f64_exact() - mean[j]).abs());
+        }
+    }
+    for j in 0..d {
+        if (count[j] as f64) < n {
+            big[j] = big[j].max(mean[j].abs());
+        }
+    }
+    // Deviations divided by their largest before squaring (no overflow near ±f64::MAX).
+    let mut var = vec![0.0f64; d];
+    for i in 0..v.nrows() {
+        let (idx, val) = v.row(i);
+        for (&j, a) in idx.iter().zip(val) {
+            let j = j as usize;
+            var[j] += ((a.to_f64_exact() - mean[j]) / big[j]).powi(2) / n;
+        }
+    }
+    let scale: Vec<f64> = (0..d)
+        .map(|j| {
+            if big[j] == 0.0 {
+                return 1.0;
+            }
+            let zeros = (n - count[j] as f64) * (mean[j] / big[j]).powi(2) / n;
+            let s = (var[j] + zeros).sqrt() * big[j];
+            if s > 0.0 {
+                s
+            } else {
+                1.0
+            }
+        })
+        .collect();
+    x.map_values(|j, a| F::from_f64_lossy(a.to_f64_exact() / scale[j]));
+    Ok(scale)
+}
+
 /// Standardises every column in place and returns each column's (centre, scale). A column
 /// whose scale is 0 (constant, or with `Robust` an interquartile range of 0) is refused,
 /// named by its 1-based number.

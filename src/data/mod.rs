@@ -7,6 +7,7 @@ pub mod npy;
 pub mod output;
 pub mod shards;
 pub mod sparse;
+pub mod sparse_files;
 pub mod validate;
 
 use crate::error::{Error, Result};
@@ -20,6 +21,7 @@ pub use npy::NpyFile;
 pub use output::{atomic_write, check_writable, remove_pending_outputs};
 pub use shards::NpyRows;
 pub use sparse::{Csr, CsrView};
+pub use sparse_files::{read_sparse, SparseKind};
 
 /// `v` itself when its rows are contiguous, otherwise a C-order copy (rows must be slices for
 /// the distance kernels).
@@ -76,10 +78,30 @@ pub fn read_matrix_with<F: Scalar>(path: impl AsRef<Path>, csv: &CsvOptions) -> 
     if path == Path::new(STDIN) {
         return Ok(self::csv::parse_csv(&read_stdin()?, path, csv)?.data);
     }
+    if SparseKind::of(path).is_some() {
+        return csv.columns.apply(densify(read_sparse::<F>(path)?.view(), path)?);
+    }
     match FileKind::of(path)? {
         FileKind::Npy => csv.columns.apply(NpyFile::open(path)?.to_array()?),
         FileKind::Csv => Ok(read_csv(path, csv)?.data),
     }
+}
+
+/// The dense form of a sparse file's matrix, for a method that needs dense rows, after checking
+/// its size against the memory limit.
+fn densify<F: Scalar>(x: CsrView<F>, path: &Path) -> Result<Array2<F>> {
+    let (n, d) = (x.nrows(), x.ncols());
+    crate::memory::check(
+        || {
+            format!(
+                "the dense form ({n} x {d}) of the sparse matrix in {}",
+                path.display()
+            )
+        },
+        crate::memory::product(&[n, d, size_of::<F>()]),
+        crate::error::hints::READ_ROWS,
+    )?;
+    Ok(x.to_dense())
 }
 
 /// Whether `path` is a pipe or a character device (`/dev/stdin`, a shell's process

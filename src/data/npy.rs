@@ -368,7 +368,7 @@ fn read_header(path: &Path, file: &File, len: u64) -> Result<NpyHeader> {
     parse_header(path, &bytes)
 }
 
-fn parse_header(path: &Path, bytes: &[u8]) -> Result<NpyHeader> {
+pub(crate) fn parse_header(path: &Path, bytes: &[u8]) -> Result<NpyHeader> {
     let err = |msg: String| Error::parse(path, None, None, msg);
     if bytes.len() < 10 || &bytes[..6] != MAGIC {
         return Err(err("not a .npy file (missing the \\x93NUMPY magic)".into()));

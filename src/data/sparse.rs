@@ -114,6 +114,14 @@ impl<F: Scalar> Csr<F> {
         Csr::new(x.ncols(), indptr, indices, data)
     }
 
+    /// Replaces every stored value v of column j by `f(j, v)` (the structure is kept; the caller
+    /// keeps values finite).
+    pub fn map_values(&mut self, f: impl Fn(usize, F) -> F) {
+        for (v, &j) in self.data.iter_mut().zip(&self.indices) {
+            *v = f(j as usize, *v);
+        }
+    }
+
     /// The borrowed form.
     pub fn view(&self) -> CsrView<'_, F> {
         CsrView {

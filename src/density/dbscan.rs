@@ -12,8 +12,12 @@
 //! labels do not depend on the order in which a cluster's points are expanded, hence they are
 //! scikit-learn's exactly, for any thread count.
 
-use crate::data::validate::{check_points, check_sample_weight, times_power_of_two, ScaledWeights};
+use crate::data::validate::{
+    check_extents, check_points, check_sample_weight, times_power_of_two, Arithmetic, ScaledWeights,
+};
+use crate::data::CsrView;
 use crate::density::index::{IndexKind, NeighborIndex};
+use crate::density::sparse_hoods::{Neighbourhoods, SparseGraph, SparseRows};
 use crate::error::{Error, Result};
 use crate::estimator::{Clustering, Fit};
 use crate::memory::{check_fit, product, MemoryEstimate};
@@ -270,7 +274,47 @@ impl<F: Scalar> Fit<ArrayView2<'_, F>> for Dbscan {
         )?;
         let x = crate::data::standard_layout(*x);
         let index = NeighborIndex::build(x.view(), self.metric, self.index)?;
-        let n = x.nrows();
+        Ok(self.cluster(&index, index.kind()))
+    }
+}
+
+impl<F: Scalar> Fit<CsrView<'_, F>> for Dbscan {
+    type Model = DbscanModel;
+
+    /// DBSCAN on sparse rows (Euclidean, squared Euclidean or cosine; the neighbourhoods by
+    /// brute force over the rows sharing a term, see `sparse_hoods.rs`).
+    fn fit(&self, x: &CsrView<'_, F>) -> Result<DbscanModel> {
+        self.validate(x.nrows())?;
+        check_extents::<F>(
+            &x.column_extents(),
+            x.nrows(),
+            Arithmetic::of_metric(Some(self.metric)),
+            "DBSCAN",
+        )?;
+        crate::memory::check(
+            || format!("DBSCAN on {} sparse rows", x.nrows()),
+            SparseRows::<F>::bytes(x.nrows(), x.ncols(), x.nnz(), size_of::<F>())
+                .saturating_add(self.memory_estimate(x.nrows(), 0, size_of::<F>())),
+            crate::error::hints::DENSITY,
+        )?;
+        let hoods = SparseRows::new(*x, self.metric)?;
+        Ok(self.cluster(&hoods, IndexKind::Brute))
+    }
+}
+
+impl Dbscan {
+    /// DBSCAN on a precomputed sparse neighbourhood graph (scikit-learn's
+    /// `metric="precomputed"` with a sparse matrix): each row's stored entries are its
+    /// neighbours at those distances, and the point itself.
+    pub fn fit_graph<F: Scalar>(&self, graph: CsrView<'_, F>) -> Result<DbscanModel> {
+        self.validate(graph.nrows())?;
+        let hoods = SparseGraph::new(graph)?;
+        Ok(self.cluster(&hoods, IndexKind::Brute))
+    }
+
+    /// Core flags, then the clusters grown from the core points in index order.
+    fn cluster<N: Neighbourhoods>(&self, index: &N, kind: IndexKind) -> DbscanModel {
+        let n = index.len();
         // Weights in their overflow-safe form (weights of ±f64::MAX sum without overflow);
         // a neighbourhood's total is scaled back only to be compared with min_samples.
         let scaled = ScaledWeights::of(self.sample_weight.as_deref());
@@ -287,7 +331,7 @@ impl<F: Scalar> Fit<ArrayView2<'_, F>> for Dbscan {
             .into_par_iter()
             .map(|i| {
                 let mut total = 0.0;
-                index.for_each_within(index.point(i), self.eps, |j, _| {
+                index.for_each_near(i, self.eps, &mut |j, _| {
                     total += weight(j);
                     !(can_stop && reaches(total))
                 });
@@ -311,7 +355,7 @@ impl<F: Scalar> Fit<ArrayView2<'_, F>> for Dbscan {
                     .par_iter()
                     .map(|&p| {
                         let mut v = Vec::new();
-                        index.for_each_within(index.point(p), self.eps, |j, d| {
+                        index.for_each_near(p, self.eps, &mut |j, d| {
                             v.push((j, d));
                             true
                         });
@@ -335,11 +379,11 @@ impl<F: Scalar> Fit<ArrayView2<'_, F>> for Dbscan {
             .iter_mut()
             .filter(|l| **l == UNSET)
             .for_each(|l| *l = NOISE);
-        Ok(DbscanModel {
+        DbscanModel {
             labels,
             core_sample_indices: (0..n).filter(|&i| core[i]).collect(),
             n_clusters: cluster as usize,
-            index: index.kind(),
-        })
+            index: kind,
+        }
     }
 }

@@ -12,6 +12,7 @@ pub mod index;
 pub mod linkage;
 pub(crate) mod mst;
 pub mod optics;
+mod sparse_hoods;
 
 /// What to use instead when a density method's index does not fit (see [`crate::memory`]).
 pub use dbscan::{CorePointPredictor, Dbscan, DbscanModel};

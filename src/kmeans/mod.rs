@@ -60,6 +60,7 @@ mod lloyd;
 pub mod minibatch;
 mod points;
 mod sparse;
+pub use sparse::sparse_memory_estimate;
 
 use crate::estimator::shared_setters;
 pub use bisecting::{BisectingInit, BisectingKMeans, BisectingKMeansModel, BisectingStrategy};

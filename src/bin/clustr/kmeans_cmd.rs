@@ -4,7 +4,8 @@
 
 use crate::harness::{insert_k_selection, silhouette_rows, Chosen, KChoice, WithK};
 use crate::harness::{
-    load_points, secs, AlgoArgs, CliResult, Dtype, ExecArgs, ModelOutArg, OutputArgs, Processes, Report,
+    load_points, load_sparse_points, secs, AlgoArgs, CliResult, Dtype, ExecArgs, ModelOutArg, OutputArgs,
+    Processes, Report,
 };
 use crate::harness::{read_matrix, CliError, SampleWeightArg};
 use clustr::data::FileKind;
@@ -21,7 +22,8 @@ use std::time::Instant;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Points, rows = samples (.npy or .csv).
+    /// Points, rows = samples (.npy or .csv; or a sparse .npz, .mtx or svmlight file, fitted
+    /// as sparse rows: --standardize then scales without centring).
     input: PathBuf,
     #[command(flatten)]
     algo: AlgoArgs,
@@ -97,36 +99,66 @@ fn centers_json<F: Scalar>(centers: &ndarray::Array2<F>) -> serde_json::Value {
     json!(rows)
 }
 
+/// The points of `clustr kmeans`: dense rows, or sparse rows from a sparse file (fitted
+/// without densifying them).
+enum KMeansPoints<F> {
+    Dense(ndarray::Array2<F>),
+    Sparse(clustr::data::Csr<F>),
+}
+
 fn fit<F: Scalar>(params: KMeans, a: &Args) -> CliResult {
     let started = Instant::now();
     let procs = Processes::new(a.distributed)?;
+    let sparse = clustr::data::SparseKind::of(&a.input).is_some();
+    if sparse && a.distributed {
+        return Err(CliError::usage(
+            "a sparse file is fitted on one process: leave out --distributed",
+        ));
+    }
     let ((chosen, d, read_s, fit_s), ran) = a.exec.run("kmeans", |backend| {
         let t0 = Instant::now();
-        let x = procs.load::<F>(&a.input)?;
+        let x = if sparse {
+            KMeansPoints::Sparse(load_sparse_points::<F>(&a.input)?)
+        } else {
+            KMeansPoints::Dense(procs.load::<F>(&a.input)?)
+        };
+        let (n, d) = match &x {
+            KMeansPoints::Dense(x) => x.dim(),
+            KMeansPoints::Sparse(x) => (x.view().nrows(), x.view().ncols()),
+        };
         let read_s = secs(t0);
         let t1 = Instant::now();
         let how = KChoice {
             what: "kmeans",
             steps: params.max_iter,
-            criterion: Criterion::Silhouette,
-            memory_of_fit: Box::new(|k| {
-                params
-                    .with_k(k)
-                    .memory_estimate(x.nrows(), x.ncols(), size_of::<F>())
+            // (the silhouette needs dense rows: over sparse ones the elbow of the inertia)
+            criterion: if sparse {
+                Criterion::Elbow
+            } else {
+                Criterion::Silhouette
+            },
+            memory_of_fit: Box::new(|k| match &x {
+                KMeansPoints::Dense(_) => params.with_k(k).memory_estimate(n, d, size_of::<F>()),
+                KMeansPoints::Sparse(_) => clustr::kmeans::sparse_memory_estimate(n, d, k, size_of::<F>()),
             }),
         };
         let fit_k = |k, progress| {
-            params
+            let p = params
                 .with_k(k)
                 .communicator(procs.comm.clone())
                 .backend(backend.clone())
-                .progress(progress)
-                .fit(&x.view())
+                .progress(progress);
+            match &x {
+                KMeansPoints::Dense(x) => p.fit(&x.view()),
+                KMeansPoints::Sparse(x) => p.fit(&x.view()),
+            }
         };
-        let chosen = a
-            .algo
-            .choose(how, &a.output, x.nrows(), Some(x.view()), fit_k, |_, _| None)?;
-        Ok((chosen, x.ncols(), read_s, secs(t1)))
+        let dense = match &x {
+            KMeansPoints::Dense(x) => Some(x.view()),
+            KMeansPoints::Sparse(_) => None,
+        };
+        let chosen = a.algo.choose(how, &a.output, n, dense, fit_k, |_, _| None)?;
+        Ok((chosen, d, read_s, secs(t1)))
     })?;
     let Chosen { mut model, k, table } = chosen;
     let Some(labels) = procs.gather_labels(std::mem::take(&mut model.labels)) else {
@@ -353,7 +385,10 @@ fn fit_minibatch<F: Scalar>(params: MiniBatchKMeans, a: &MiniBatchArgs) -> CliRe
             criterion: Criterion::Silhouette,
             memory_of_fit: Box::new(move |k| params.with_k(k).memory_estimate(n, d, size_of::<F>())),
         };
-        let streamed = a.distributed || a.input.is_dir() || FileKind::of(&a.input)? == FileKind::Npy;
+        // (a sparse file is read whole, its dense form within the memory limit)
+        let sparse = clustr::data::SparseKind::of(&a.input).is_some();
+        let streamed =
+            a.distributed || a.input.is_dir() || (!sparse && FileKind::of(&a.input)? == FileKind::Npy);
         let (chosen, d) = if streamed {
             let rows = procs.rows(&a.input)?;
             let (n, d) = (rows.nrows(), rows.ncols());

@@ -51,7 +51,9 @@ struct Cli {
     drop_columns: Option<String>,
     /// Standardise each column of the points before clustering: mean 0 and standard deviation
     /// 1 (scikit-learn's StandardScaler). Not with --model-out or predict: the scaling is not
-    /// stored in the model.
+    /// stored in the model. Sparse rows (k-means on a .npz, .mtx or svmlight file) are scaled
+    /// to standard deviation 1 without centring, which keeps zeros zero (StandardScaler with
+    /// with_mean=False; constant columns unchanged; --robust refused).
     #[arg(long, global = true)]
     standardize: bool,
     /// With --standardize: median 0 and interquartile range 1 instead (RobustScaler).

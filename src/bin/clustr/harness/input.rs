@@ -103,6 +103,27 @@ pub fn load_points<F: Scalar>(path: &Path) -> CliResult<Array2<F>> {
     Ok(x)
 }
 
+/// Reads sparse points (.npz, .mtx, svmlight; see `clustr::data::sparse_files`) as sparse
+/// rows, for the methods that fit them so: `--standardize` scales the columns without centring
+/// them (zscore only), `--columns` and `--drop-columns` are refused (select columns before
+/// saving the matrix); errors name the file.
+pub fn load_sparse_points<F: Scalar>(path: &Path) -> CliResult<clustr::data::Csr<F>> {
+    let opts = points_options();
+    let prefixed = |e: Error| CliError::from(e).prefixed(path);
+    if !opts.columns.is_all() {
+        return Err(CliError::usage(
+            "--columns and --drop-columns do not apply to a sparse file: select its columns before saving it",
+        ));
+    }
+    let reading = reading_spinner(path);
+    let mut x = clustr::data::read_sparse::<F>(path).map_err(prefixed)?;
+    reading.finish_and_clear();
+    if let Some(how) = opts.standardize {
+        clustr::data::columns::scale_sparse(&mut x, how).map_err(prefixed)?;
+    }
+    Ok(x)
+}
+
 // `--sample-weight` of k-means, mini-batch k-means, GMM, the k-medoids methods, power
 // k-means and RFF-KPKM.
 #[derive(clap::Args, Clone, Debug)]

@@ -1,0 +1,91 @@
+//! The sparse file readers against scipy's and scikit-learn's writers
+//! (tests/fixtures/make_sparse_fixtures.py): every form of one matrix reads as its dense form,
+//! and malformed files are refused with their name (and line, for text).
+
+use clustr::data::{read_matrix, read_sparse, Csr};
+use ndarray::Array2;
+use std::path::PathBuf;
+
+fn fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/sparse")
+        .join(name)
+}
+
+fn dense(name: &str) -> Array2<f64> {
+    read_matrix::<f64>(fixture(name)).unwrap()
+}
+
+#[test]
+fn every_form_reads_as_the_dense_matrix() {
+    let expected = dense("dense.npy");
+    for name in [
+        "csr.npz",
+        "csc.npz",
+        "coo.npz",
+        "csr_int64.npz",
+        "csr_f32.npz",
+        "general.mtx",
+        "array.mtx",
+        "rows.svmlight",
+    ] {
+        let m: Csr<f64> = read_sparse(fixture(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(m.view().to_dense(), expected, "{name}");
+        // explicit zeros are not stored by any of these writers
+        assert_eq!(
+            m.view().nnz(),
+            expected.iter().filter(|v| **v != 0.0).count(),
+            "{name}"
+        );
+    }
+    let m: Csr<f32> = read_sparse(fixture("csr.npz")).unwrap();
+    assert_eq!(m.view().to_dense(), expected.mapv(|v| v as f32));
+    let sym: Csr<f64> = read_sparse(fixture("symmetric.mtx")).unwrap();
+    assert_eq!(sym.view().to_dense(), dense("symmetric_dense.npy"));
+    let pattern: Csr<f64> = read_sparse(fixture("pattern.mtx")).unwrap();
+    assert_eq!(pattern.view().to_dense(), dense("pattern_dense.npy"));
+}
+
+#[test]
+fn dense_readers_take_sparse_files_within_the_memory_limit() {
+    assert_eq!(
+        read_matrix::<f64>(fixture("csr.npz")).unwrap(),
+        dense("dense.npy")
+    );
+    assert_eq!(
+        read_matrix::<f64>(fixture("rows.svmlight")).unwrap(),
+        dense("dense.npy")
+    );
+}
+
+#[test]
+fn malformed_files_are_refused_naming_the_file() {
+    for (name, says) in [
+        ("bad_unsorted.svm", "sorted"),
+        ("bad_nan.mtx", "non-finite"),
+        ("bad_range.mtx", "outside"),
+        ("bad_unsorted.npz", "out of order"),
+    ] {
+        let e = read_sparse::<f64>(fixture(name)).unwrap_err().to_string();
+        assert!(e.contains(name) && e.contains(says), "{name}: {e}");
+    }
+    // a truncated archive, a tampered byte (CRC), a text file named .npz
+    let bytes = std::fs::read(fixture("csc.npz")).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let cut = dir.path().join("cut.npz");
+    std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
+    assert!(read_sparse::<f64>(&cut).is_err());
+    let mut tampered = bytes.clone();
+    let at = tampered.windows(6).position(|w| w == b"\x93NUMPY").unwrap() + 130; // (in the first member's values)
+    tampered[at] ^= 0x40;
+    let t = dir.path().join("tampered.npz");
+    std::fs::write(&t, &tampered).unwrap();
+    let e = read_sparse::<f64>(&t).unwrap_err().to_string();
+    assert!(
+        e.contains("CRC") || e.contains("npy") || e.contains("member"),
+        "{e}"
+    );
+    let text = dir.path().join("text.npz");
+    std::fs::write(&text, "a,b\n1,2\n").unwrap();
+    assert!(read_sparse::<f64>(&text).unwrap_err().to_string().contains("zip"));
+}
