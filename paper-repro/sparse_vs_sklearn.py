@@ -17,8 +17,9 @@ seeding, the final assignment and the call's fixed costs cancel), both libraries
 centres with algorithm="lloyd", alternating, --repeats times, median (min-max). Whole fit:
 `KMeans(k, n_init=1, random_state=0).fit(X)` with each library's defaults (their k-means++
 draws differ, so the iteration counts are reported beside the times). Peak memory: a fresh
-process loads the matrix, then fits once (same centres, 10 iterations); the growth of its peak
-resident size during the fit, beside the matrix's own bytes, the centres' and the labels'.
+process loads the matrix, resets its peak resident size (Linux: /proc/self/clear_refs), fits once
+(same centres, 10 iterations) and reports how far the peak rose above the resident size before
+the fit; beside it the matrix's own bytes, the centres' and the labels'.
 """
 import argparse
 import json
@@ -43,6 +44,7 @@ ap.add_argument("--k", type=int, nargs="+", default=[20, 100])
 ap.add_argument("--threads", type=int, nargs="+", default=[1, 2])
 ap.add_argument("--iters", type=int, default=5)
 ap.add_argument("--repeats", type=int, default=5)
+ap.add_argument("--whole-repeats", type=int, default=3, help="runs of the whole default fit")
 ap.add_argument("--out")
 args = ap.parse_args()
 
@@ -110,7 +112,7 @@ def whole(lib, k, threads, X):
 
 
 PEAK = """
-import resource, sys, numpy as np, scipy.sparse as sp
+import sys, numpy as np, scipy.sparse as sp
 from threadpoolctl import threadpool_limits
 lib, k, threads, path = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
 X = sp.load_npz(path).tocsr()
@@ -121,11 +123,16 @@ if lib == "clustr":
 else:
     from sklearn.cluster import KMeans
     est = KMeans(k, init=init, n_init=1, max_iter=10, tol=0, algorithm="lloyd")
-before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+def status(key):
+    for line in open("/proc/self/status"):
+        if line.startswith(key):
+            return int(line.split()[1]) * 1024
+# (the peak reset to the current resident size: loading's transients do not count)
+open("/proc/self/clear_refs", "w").write("5")
+before = status("VmRSS")
 with threadpool_limits(threads):
     est.fit(X)
-after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-print((after - before) * 1024)
+print(status("VmHWM") - before)
 """
 
 
@@ -173,7 +180,7 @@ with tempfile.TemporaryDirectory() as tmp:
                               abs(a.inertia_ - b.inertia_) / b.inertia_))
             w = {"clustr": [], "sklearn": []}
             iters = {}
-            for _ in range(max(1, args.repeats // 2)):
+            for _ in range(args.whole_repeats):
                 for lib in ["sklearn", "clustr"]:
                     s, it = whole(lib, k, threads, X)
                     w[lib].append(s)
