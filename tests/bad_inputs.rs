@@ -1051,3 +1051,42 @@ fn the_matrix_covers_every_described_method() {
         assert!(clustr::methods::method(name).is_some(), "{name} is not described");
     }
 }
+
+/// Sparse files where the metric decides (issue #41): DBSCAN and OPTICS under cosine refuse an
+/// all-zero row (no direction); under euclidean the same file clusters.
+#[test]
+fn an_all_zero_sparse_row_under_cosine_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("zero.svm"), "1 1:1 2:1\n1 1:1 2:0.9\n1\n1 3:1\n1 3:2\n").unwrap();
+    let mut failures = Vec::new();
+    let mut count = 0;
+    for sub in ["dbscan", "optics"] {
+        let mut args: Vec<String> = [
+            sub,
+            "zero.svm",
+            "--metric",
+            "cosine",
+            "--min-samples",
+            "2",
+            "--labels-out",
+            "out.npy",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        if sub == "dbscan" {
+            args.extend(["--eps".into(), "0.3".into()]);
+        }
+        count += 1;
+        if let Some(why) = judge(d, &args, "out.npy", true, "all zeros") {
+            failures.push(format!("{sub} / cosine: {why}"));
+        }
+        args[3] = "euclidean".into();
+        count += 1;
+        if let Some(why) = judge(d, &args, "out.npy", false, "") {
+            failures.push(format!("{sub} / euclidean: {why}"));
+        }
+    }
+    report("all-zero sparse row", count, &failures);
+}

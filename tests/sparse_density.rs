@@ -111,3 +111,22 @@ fn cosine_refuses_an_all_zero_row_and_other_metrics_are_refused() {
         .fit(&s.view())
         .is_err());
 }
+
+#[test]
+fn sparse_optics_equals_dense_optics() {
+    use clustr::density::Optics;
+    let x = grouped(300, 60, 4);
+    let s = Csr::from_dense(x.view()).unwrap();
+    for metric in [MetricKind::Euclidean, MetricKind::Cosine] {
+        for min_samples in [3, 8] {
+            let est = Optics::new(min_samples).metric(metric);
+            let dense = est.fit(&x.view()).unwrap();
+            let sparse = est.fit(&s.view()).unwrap();
+            assert_eq!(sparse.ordering, dense.ordering, "{metric} {min_samples}");
+            assert_eq!(sparse.labels, dense.labels, "{metric} {min_samples}");
+            for (a, b) in sparse.reachability.iter().zip(&dense.reachability) {
+                assert!(a == b || (a - b).abs() <= 1e-12, "{a} vs {b}");
+            }
+        }
+    }
+}

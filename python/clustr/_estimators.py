@@ -22,7 +22,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import _check_sample_weight, _num_samples, check_is_fitted, check_non_negative
 
 from ._base import _clustr
-from ._base import BACKEND, METRICS, RANDOM_STATE, THREADS, n_threads, nearest, params, pairwise, points, rows
+from ._base import BACKEND, METRICS, RANDOM_STATE, THREADS, metric_name, n_threads, nearest, params, pairwise, points, rows
 
 
 def _weights(sample_weight, X, allow_negative=False):
@@ -857,9 +857,18 @@ class OPTICS(ClusterMixin, BaseEstimator):
             return int(v)
         return max(2, int(v * n))
 
+    def _sparse_metric(self):
+        """Whether the metric is one computed on sparse rows (euclidean, sqeuclidean, cosine)."""
+        return metric_name(self.metric, self.p) in ("euclidean", "sqeuclidean", "cosine")
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = self._sparse_metric()
+        return tags
+
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None, sample_weight=None):
-        X = points(self, X, reset=True, min_samples=2)
+        X = points(self, X, reset=True, min_samples=2, accept_sparse=self._sparse_metric())
         n = X.shape[0]
         min_samples = self._count(self.min_samples, n)
         if min_samples > n:
@@ -867,7 +876,7 @@ class OPTICS(ClusterMixin, BaseEstimator):
         if self.cluster_method == "dbscan" and self.eps is not None and self.eps > self.max_eps:
             raise ValueError(f"Specify an epsilon smaller than {self.max_eps}. Got {self.eps}.")
         p = params(self, min_samples=min_samples, min_cluster_size=self._count(self.min_cluster_size, n))
-        out = _clustr.optics_fit(X, p, _weights(sample_weight, X))
+        out = _clustr.optics_fit(rows(X), p, _weights(sample_weight, X))
         self.backend_ = out["backend"]
         self.ordering_ = out["ordering"]
         self.reachability_ = out["reachability"]

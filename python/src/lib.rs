@@ -879,7 +879,7 @@ fn hdbscan_fit<'py>(
 #[pyfunction]
 fn optics_fit<'py>(
     py: Python<'py>,
-    x: Points<'py>,
+    x: AnyPoints<'py>,
     params: Bound<'py, PyDict>,
     sample_weight: Option<Vec<f64>>,
 ) -> PyResult<Bound<'py, PyDict>> {
@@ -902,7 +902,7 @@ fn optics_fit<'py>(
     }
     est.sample_weight = sample_weight;
     let n_threads = p.n_threads()?;
-    let m = with_points!(x, v => run(py, n_threads, |_| est.fit(&v))?);
+    let m = with_any_points!(x, v => run(py, n_threads, |_| est.fit(&v))?);
     let hierarchy = Array2::from_shape_fn((m.clusters.len(), 2), |(i, j)| {
         let (a, b) = m.clusters[i];
         if j == 0 {

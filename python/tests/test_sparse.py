@@ -167,3 +167,17 @@ def test_dbscan_cosine_refuses_an_all_zero_row(X):
     Y[3, :] = 0
     with pytest.raises(ValueError, match="row 3"):
         clustr.DBSCAN(eps=0.3, metric="cosine").fit(Y.tocsr())
+
+
+@pytest.mark.parametrize("metric", ["euclidean", "cosine"])
+def test_optics_on_sparse_rows_equals_sklearn(metric):
+    # (scikit-learn's OPTICS refuses its default "minkowski" on sparse rows; clustr takes it as
+    # euclidean)
+    from sklearn.cluster import OPTICS as SkOPTICS
+
+    X = grouped(300)
+    ref = SkOPTICS(min_samples=5, metric=metric).fit(X)
+    got = clustr.OPTICS(min_samples=5, metric=metric).fit(X)
+    np.testing.assert_array_equal(got.ordering_, ref.ordering_)
+    np.testing.assert_array_equal(got.labels_, ref.labels_)
+    np.testing.assert_allclose(got.reachability_, ref.reachability_, rtol=1e-12)

@@ -1,5 +1,6 @@
-//! Data in and out: .npy and .csv matrices, label files, output files that never lose data
-//! ([`output`]), and the input checks every algorithm shares ([`validate`]).
+//! Data in and out: .npy and .csv matrices, sparse matrices ([`sparse`], read by
+//! [`sparse_files`]), label files, output files that never lose data ([`output`]), and the
+//! input checks every algorithm shares ([`validate`]).
 
 pub mod columns;
 pub mod csv;

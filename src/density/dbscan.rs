@@ -331,10 +331,15 @@ impl Dbscan {
             .into_par_iter()
             .map(|i| {
                 let mut total = 0.0;
-                index.for_each_near(i, self.eps, &mut |j, _| {
-                    total += weight(j);
-                    !(can_stop && reaches(total))
-                });
+                index.for_each_near(
+                    i,
+                    self.eps,
+                    |_| false,
+                    |j, _| {
+                        total += weight(j);
+                        !(can_stop && reaches(total))
+                    },
+                );
                 reaches(total)
             })
             .collect();
@@ -355,10 +360,15 @@ impl Dbscan {
                     .par_iter()
                     .map(|&p| {
                         let mut v = Vec::new();
-                        index.for_each_near(p, self.eps, &mut |j, d| {
-                            v.push((j, d));
-                            true
-                        });
+                        index.for_each_near(
+                            p,
+                            self.eps,
+                            |_| false,
+                            |j, d| {
+                                v.push((j, d));
+                                true
+                            },
+                        );
                         v
                     })
                     .collect();

@@ -25,7 +25,10 @@
 //! neighbour queries.
 
 use crate::data::validate::check_points;
+use crate::data::validate::{check_extents, Arithmetic};
+use crate::data::CsrView;
 use crate::density::index::{IndexKind, NeighborIndex};
+use crate::density::sparse_hoods::{Neighbourhoods, SparseRows};
 use crate::error::{Error, Result};
 use crate::estimator::{Clustering, Fit};
 use crate::memory::{check_fit, product, MemoryEstimate};
@@ -137,17 +140,17 @@ impl Optics {
     /// The core distance of point `i` (before `max_eps` and rounding): the distance to the
     /// `min_samples`-th nearest point, or with weights the smallest radius holding
     /// `min_samples` of weight (∞ when all the points together hold less).
-    fn core_distance<F: Scalar>(&self, index: &NeighborIndex<'_, F>, i: usize) -> f64 {
+    fn core_distance<N: Neighbourhoods>(&self, index: &N, i: usize) -> f64 {
         let need = self.min_samples as f64;
         let Some(w) = &self.sample_weight else {
             return index
-                .nearest(index.point(i), self.min_samples)
+                .nearest(i, self.min_samples)
                 .last()
                 .map_or(f64::INFINITY, |p| p.1);
         };
         let mut k = self.min_samples;
         loop {
-            let near = index.nearest(index.point(i), k);
+            let near = index.nearest(i, k);
             let mut total = 0.0;
             for &(j, d) in &near {
                 total += w[j];
@@ -364,10 +367,41 @@ impl<F: Scalar> Fit<ArrayView2<'_, F>> for Optics {
         )?;
         let x = crate::data::standard_layout(*x);
         let index = NeighborIndex::build(x.view(), self.metric, self.index)?;
+        Ok(self.order(&index))
+    }
+}
+
+impl<F: Scalar> Fit<CsrView<'_, F>> for Optics {
+    type Model = OpticsModel;
+
+    /// OPTICS on sparse rows (Euclidean, squared Euclidean or cosine; neighbourhoods by brute
+    /// force over the rows sharing a term, see `sparse_hoods.rs`).
+    fn fit(&self, x: &CsrView<'_, F>) -> Result<OpticsModel> {
+        self.validate(x.nrows())?;
+        check_extents::<F>(
+            &x.column_extents(),
+            x.nrows(),
+            Arithmetic::of_metric(Some(self.metric)),
+            "OPTICS",
+        )?;
+        crate::memory::check(
+            || format!("OPTICS on {} sparse rows", x.nrows()),
+            SparseRows::<F>::bytes(x.nrows(), x.ncols(), x.nnz(), size_of::<F>())
+                .saturating_add(self.memory_estimate(x.nrows(), 0, size_of::<F>())),
+            crate::error::hints::DENSITY,
+        )?;
+        Ok(self.order(&SparseRows::new(*x, self.metric)?))
+    }
+}
+
+impl Optics {
+    /// The ordering, reachabilities and extraction over the points of `index`.
+    fn order<N: Neighbourhoods>(&self, index: &N) -> OpticsModel {
+        let n = index.len();
         let core: Vec<f64> = (0..n)
             .into_par_iter()
             .map(|i| {
-                let d = self.core_distance(&index, i);
+                let d = self.core_distance(index, i);
                 if d > self.max_eps {
                     f64::INFINITY
                 } else {
@@ -395,7 +429,7 @@ impl<F: Scalar> Fit<ArrayView2<'_, F>> for Optics {
                 continue;
             }
             let is_processed = |j: usize| processed[j];
-            index.for_each_within_unless(index.point(p), self.max_eps, is_processed, |j, d| {
+            index.for_each_near(p, self.max_eps, is_processed, |j, d| {
                 {
                     let r = round15(d.max(core[p]));
                     if r < reach[j] {
@@ -428,7 +462,7 @@ impl<F: Scalar> Fit<ArrayView2<'_, F>> for Optics {
             .copied()
             .max()
             .map_or(0, |m| (m + 1).max(0) as usize);
-        Ok(OpticsModel {
+        OpticsModel {
             ordering,
             reachability: reach,
             core_distances: core,
@@ -436,7 +470,7 @@ impl<F: Scalar> Fit<ArrayView2<'_, F>> for Optics {
             labels,
             clusters,
             n_clusters,
-        })
+        }
     }
 }
 

@@ -25,16 +25,34 @@ pub(crate) trait Neighbourhoods: Sync {
     /// Points.
     fn len(&self) -> usize;
     /// Calls `visit(j, distance)` for every point j within `eps` of point `i` (itself
-    /// included), in no particular order, until `visit` returns false.
-    fn for_each_near(&self, i: usize, eps: f64, visit: &mut dyn FnMut(usize, f64) -> bool);
+    /// included) for which `skip(j)` is false, in no particular order, until `visit` returns
+    /// false (a tree skips without computing the distance).
+    fn for_each_near(
+        &self,
+        i: usize,
+        eps: f64,
+        skip: impl Fn(usize) -> bool,
+        visit: impl FnMut(usize, f64) -> bool,
+    );
+    /// The `k` points nearest to point `i` (itself included), by increasing (distance, index).
+    fn nearest(&self, i: usize, k: usize) -> Vec<(usize, f64)>;
 }
 
 impl<F: Scalar> Neighbourhoods for super::index::NeighborIndex<'_, F> {
     fn len(&self) -> usize {
         super::index::NeighborIndex::len(self)
     }
-    fn for_each_near(&self, i: usize, eps: f64, visit: &mut dyn FnMut(usize, f64) -> bool) {
-        self.for_each_within(self.point(i), eps, visit);
+    fn for_each_near(
+        &self,
+        i: usize,
+        eps: f64,
+        skip: impl Fn(usize) -> bool,
+        visit: impl FnMut(usize, f64) -> bool,
+    ) {
+        self.for_each_within_unless(self.point(i), eps, skip, visit);
+    }
+    fn nearest(&self, i: usize, k: usize) -> Vec<(usize, f64)> {
+        super::index::NeighborIndex::nearest(self, self.point(i), k)
     }
 }
 
@@ -146,7 +164,14 @@ impl<F: Scalar> Neighbourhoods for SparseRows<'_, F> {
         self.x.nrows()
     }
 
-    fn for_each_near(&self, i: usize, eps: f64, visit: &mut dyn FnMut(usize, f64) -> bool) {
+    fn for_each_near(
+        &self,
+        i: usize,
+        eps: f64,
+        skip: impl Fn(usize) -> bool,
+        mut visit: impl FnMut(usize, f64) -> bool,
+    ) {
+        let mut visit = |j: usize, d: f64| skip(j) || visit(j, d);
         SCRATCH.with(|s| {
             let (dots, touched, shared) = &mut *s.borrow_mut();
             let n = self.x.nrows();
@@ -207,6 +232,41 @@ impl<F: Scalar> Neighbourhoods for SparseRows<'_, F> {
             }
         });
     }
+
+    /// Every row's distance (the rows sharing a term from their dot products, the others
+    /// from the norms), the `k` smallest kept.
+    fn nearest(&self, i: usize, k: usize) -> Vec<(usize, f64)> {
+        let n = self.x.nrows();
+        let k = k.min(n);
+        let mut all: Vec<(usize, f64)> = Vec::with_capacity(n);
+        SCRATCH.with(|s| {
+            let (dots, touched, shared) = &mut *s.borrow_mut();
+            if dots.len() != n {
+                *dots = vec![0.0; n];
+                *shared = vec![false; n];
+            }
+            touched.clear();
+            let (idx, val) = self.x.row(i);
+            for (&j, &v) in idx.iter().zip(val) {
+                let (a, b) = (self.col_start[j as usize], self.col_start[j as usize + 1]);
+                for (&r, &w) in self.col_rows[a..b].iter().zip(&self.col_vals[a..b]) {
+                    touched.push(r);
+                    dots[r as usize] += v.to_f64_exact() * w.to_f64_exact();
+                }
+            }
+            all.extend((0..n).map(|r| (r, self.distance(i, r, dots[r]))));
+            for &r in touched.iter() {
+                dots[r as usize] = 0.0;
+            }
+        });
+        let by = |a: &(usize, f64), b: &(usize, f64)| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0));
+        if k < n && k > 0 {
+            all.select_nth_unstable_by(k - 1, by);
+        }
+        all.truncate(k);
+        all.sort_by(by);
+        all
+    }
 }
 
 /// A precomputed sparse neighbourhood graph: row i's stored entries are its neighbours at
@@ -242,14 +302,36 @@ impl<F: Scalar> Neighbourhoods for SparseGraph<'_, F> {
     fn len(&self) -> usize {
         self.g.nrows()
     }
-    fn for_each_near(&self, i: usize, eps: f64, visit: &mut dyn FnMut(usize, f64) -> bool) {
+    /// (DBSCAN only reads the graph's neighbourhoods.)
+    fn nearest(&self, i: usize, k: usize) -> Vec<(usize, f64)> {
+        let mut near = Vec::new();
+        self.for_each_near(
+            i,
+            f64::INFINITY,
+            |_| false,
+            |j, d| {
+                near.push((j, d));
+                true
+            },
+        );
+        near.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
+        near.truncate(k);
+        near
+    }
+    fn for_each_near(
+        &self,
+        i: usize,
+        eps: f64,
+        skip: impl Fn(usize) -> bool,
+        mut visit: impl FnMut(usize, f64) -> bool,
+    ) {
         let (idx, val) = self.g.row(i);
-        if idx.binary_search(&(i as u32)).is_err() && !visit(i, 0.0) {
+        if idx.binary_search(&(i as u32)).is_err() && !skip(i) && !visit(i, 0.0) {
             return;
         }
         for (&j, v) in idx.iter().zip(val) {
             let d = v.to_f64_exact();
-            if d <= eps && !visit(j as usize, d) {
+            if d <= eps && !skip(j as usize) && !visit(j as usize, d) {
                 return;
             }
         }

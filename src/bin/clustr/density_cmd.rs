@@ -1,7 +1,9 @@
 //! `clustr dbscan INPUT --eps E ...`, `clustr optics INPUT ...`, `clustr hdbscan INPUT ...` and
 //! `clustr single-linkage INPUT ...`.
 
-use crate::harness::{load_points, secs, CliError, CliResult, ExecArgs, ModelOutArg, OutputArgs, Report};
+use crate::harness::{
+    load_points, load_sparse_points, secs, CliError, CliResult, ExecArgs, ModelOutArg, OutputArgs, Report,
+};
 use clustr::density::{Dbscan, Extraction, Hdbscan, IndexKind, Optics};
 use clustr::{Fit, MetricKind};
 use serde_json::json;
@@ -13,6 +15,8 @@ use std::time::Instant;
 #[derive(clap::Args)]
 pub struct NeighbourArgs {
     /// Points, rows = samples (.npy or .csv); for haversine, latitude and longitude in degrees.
+    /// A sparse .npz, .mtx or svmlight file is fitted as sparse rows under euclidean,
+    /// sqeuclidean or cosine (an all-zero row has no cosine distance), densified otherwise.
     input: PathBuf,
     /// Points a neighbourhood needs for its centre to be core, the point itself included.
     #[arg(long, default_value_t = 5)]
@@ -87,6 +91,17 @@ pub fn run_dbscan(a: DbscanArgs) -> CliResult {
         params = params.sample_weight(crate::harness::read_sample_weight(p)?);
     }
     let ((model, predictor, d, n, fit_s), ran) = c.exec.run("dbscan", |_backend| {
+        if sparse_rows(&c.input, metric) {
+            if a.model.model_out.is_some() {
+                return Err(CliError::usage(
+                    "--model-out stores the core points densely: not for a sparse file",
+                ));
+            }
+            let x = load_sparse_points::<f64>(&c.input)?;
+            let t = Instant::now();
+            let model = params.fit(&x.view())?;
+            return Ok((model, None, x.view().ncols(), x.view().nrows(), secs(t)));
+        }
         let x = load_points::<f64>(&c.input)?;
         let t = Instant::now();
         let model = params.fit(&x.view())?;
@@ -118,6 +133,13 @@ pub fn run_dbscan(a: DbscanArgs) -> CliResult {
         extra,
         started,
     )
+}
+
+/// Whether DBSCAN and OPTICS read `input` as sparse rows: a sparse file under a metric
+/// computed on them (euclidean, sqeuclidean, cosine); other metrics read its dense form.
+fn sparse_rows(input: &std::path::Path, metric: clustr::MetricKind) -> bool {
+    use clustr::MetricKind::*;
+    clustr::data::SparseKind::of(input).is_some() && matches!(metric, Euclidean | SqEuclidean | Cosine)
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -247,6 +269,12 @@ pub fn run_optics(a: OpticsArgs) -> CliResult {
         }
     }
     let ((model, d, n, fit_s), ran) = c.exec.run("optics", |_backend| {
+        if sparse_rows(&c.input, metric) {
+            let x = load_sparse_points::<f64>(&c.input)?;
+            let t = Instant::now();
+            let model = params.fit(&x.view())?;
+            return Ok((model, x.view().ncols(), x.view().nrows(), secs(t)));
+        }
         let x = load_points::<f64>(&c.input)?;
         let t = Instant::now();
         let model = params.fit(&x.view())?;
