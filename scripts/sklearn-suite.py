@@ -54,7 +54,8 @@ with tempfile.TemporaryDirectory() as tmp:
         names = MODULES[module]
         copy = Path(tmp) / Path(module).name
         copy.write_text(rebound((root / module).read_text(), names))
-        cmd = [sys.executable, "-m", "pytest", str(copy), "-q", "-rfE", "-p", "no:cacheprovider",
+        # (scikit-learn's conftest as a plugin: its fixtures, such as global_random_seed)
+        cmd = [sys.executable, "-m", "pytest", str(copy), "-q", "-rfE", "-p", "no:cacheprovider", "-p", "sklearn.conftest",
                "--rootdir", tmp, "-W", "ignore::DeprecationWarning"]
         if args.sparse:
             cmd += ["-k", "sparse or csr or csc"]
