@@ -808,7 +808,10 @@ fn dbscan_graph_fit<'py>(
 }
 
 /// The DBSCAN estimator of the Python parameters, where it runs and on how many threads.
-fn dbscan(params: Bound<'_, PyDict>, sample_weight: Option<Vec<f64>>) -> PyResult<(Dbscan, &'static str, usize)> {
+fn dbscan(
+    params: Bound<'_, PyDict>,
+    sample_weight: Option<Vec<f64>>,
+) -> PyResult<(Dbscan, &'static str, usize)> {
     let p = Params(params);
     let (_, ran_on) = p.backend("dbscan")?;
     let mut est = Dbscan::new(p.get("eps")?.extract()?)
@@ -821,7 +824,11 @@ fn dbscan(params: Bound<'_, PyDict>, sample_weight: Option<Vec<f64>>) -> PyResul
     Ok((est, ran_on, p.n_threads()?))
 }
 
-fn dbscan_out<'py>(py: Python<'py>, m: clustr::density::dbscan::DbscanModel, ran_on: &str) -> PyResult<Bound<'py, PyDict>> {
+fn dbscan_out<'py>(
+    py: Python<'py>,
+    m: clustr::density::dbscan::DbscanModel,
+    ran_on: &str,
+) -> PyResult<Bound<'py, PyDict>> {
     out(
         py,
         vec![

@@ -46,12 +46,20 @@ impl SparseRows<'_> {
                 }
                 // SAFETY: i32 and u32 have the same size and alignment, and every value is
                 // non-negative, so each reads as the same number.
-                Ok(Cow::Borrowed(unsafe { std::slice::from_raw_parts(s.as_ptr().cast::<u32>(), s.len()) }))
+                Ok(Cow::Borrowed(unsafe {
+                    std::slice::from_raw_parts(s.as_ptr().cast::<u32>(), s.len())
+                }))
             }
             Ints::I64(a) => a
                 .as_slice()?
                 .iter()
-                .map(|&j| u32::try_from(j).map_err(|_| to_py(Error::MalformedSparse(format!("column index {j} is not in 0..2^32")))))
+                .map(|&j| {
+                    u32::try_from(j).map_err(|_| {
+                        to_py(Error::MalformedSparse(format!(
+                            "column index {j} is not in 0..2^32"
+                        )))
+                    })
+                })
                 .collect::<PyResult<Vec<u32>>>()
                 .map(Cow::Owned),
         }
@@ -79,11 +87,13 @@ macro_rules! with_sparse {
         let (indices, indptr) = (x.indices()?, x.indptr()?);
         match &x.0 {
             $crate::sparse::Values::F64(a) => {
-                let $v = clustr::data::CsrView::new(x.ncols(), &indptr, &indices, a.as_slice()?).map_err(to_py)?;
+                let $v =
+                    clustr::data::CsrView::new(x.ncols(), &indptr, &indices, a.as_slice()?).map_err(to_py)?;
                 $body
             }
             $crate::sparse::Values::F32(a) => {
-                let $v = clustr::data::CsrView::new(x.ncols(), &indptr, &indices, a.as_slice()?).map_err(to_py)?;
+                let $v =
+                    clustr::data::CsrView::new(x.ncols(), &indptr, &indices, a.as_slice()?).map_err(to_py)?;
                 $body
             }
         }
