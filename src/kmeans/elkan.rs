@@ -23,6 +23,7 @@ impl Elkan {
         let (k, d) = (centers.nrows(), centers.ncols());
         let c = centers.as_slice().expect("contiguous");
         let norms = centre_norms(centers);
+        let sq = x.sq_dist();
         let mut lower = vec![0.0; x.nrows() * k];
         let mut labels = vec![0; x.nrows()];
         let mut upper = vec![0.0; x.nrows()];
@@ -33,7 +34,7 @@ impl Elkan {
             .enumerate()
             .for_each(|(i, ((l, a), u))| {
                 for (j, lj) in l.iter_mut().enumerate() {
-                    *lj = x.sq_dist(i, &c[j * d..(j + 1) * d], norms[j]).sqrt();
+                    *lj = sq(i, &c[j * d..(j + 1) * d], norms[j]).sqrt();
                 }
                 let (mut best, mut bd) = (0, l[0]);
                 for (j, &v) in l.iter().enumerate().skip(1) {
@@ -84,6 +85,7 @@ impl Elkan {
             })
             .collect();
         let norms = centre_norms(centers);
+        let sq = x.sq_dist();
         self.lower
             .par_chunks_mut(k)
             .zip(self.labels.par_iter_mut())
@@ -99,14 +101,14 @@ impl Elkan {
                         continue;
                     }
                     if !tight {
-                        *u = x.sq_dist(i, row(*a), norms[*a]).sqrt();
+                        *u = sq(i, row(*a), norms[*a]).sqrt();
                         l[*a] = *u;
                         tight = true;
                         if *u <= l[j] || *u <= half_cc[*a * k + j] {
                             continue;
                         }
                     }
-                    let v = x.sq_dist(i, row(j), norms[j]).sqrt();
+                    let v = sq(i, row(j), norms[j]).sqrt();
                     l[j] = v;
                     // Ties go to the lower index, as Lloyd's argmin.
                     if v < *u || (v == *u && j < *a) {

@@ -69,6 +69,7 @@ impl Hamerly {
             .map(|n| 0.5 * n.second.map_or(f64::INFINITY, |s| s.distance.to_f64_exact()))
             .collect();
         let norms = centre_norms(centers);
+        let sq = x.sq_dist();
         let unsettled: Vec<usize> = self
             .labels
             .par_iter()
@@ -80,7 +81,7 @@ impl Hamerly {
                 if *u <= m {
                     return None;
                 }
-                *u = x.sq_dist(i, &c[a * d..(a + 1) * d], norms[a]).sqrt();
+                *u = sq(i, &c[a * d..(a + 1) * d], norms[a]).sqrt();
                 (*u > m).then_some(i)
             })
             .collect();

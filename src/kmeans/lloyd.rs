@@ -379,10 +379,11 @@ fn relocate_empty_clusters<F: Scalar, X: Points<F>>(
         return;
     }
     let norms = centre_norms(centers);
+    let sq = x.sq_dist();
     let dist: Vec<f64> = (0..x.nrows())
         .into_par_iter()
         .map(|i| {
-            x.sq_dist(
+            sq(
                 i,
                 centers.row(labels[i]).to_slice().expect("contiguous"),
                 norms[labels[i]],

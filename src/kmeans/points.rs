@@ -29,10 +29,11 @@ pub(crate) trait Points<F: Scalar>: Copy + Send + Sync {
     ) -> Result<Totals>;
     /// The sums of the update for given labels.
     fn cluster_sums(&self, w: Option<&[f64]>, labels: &[usize], k: usize) -> Totals;
-    /// The squared Euclidean distance of row `i` to `c` (whose Σc² is `c_norm`), in f64.
-    fn sq_dist(&self, i: usize, c: &[F], c_norm: f64) -> f64;
+    /// The squared Euclidean distance of row `i` to `c` (whose Σc² is `c_norm`), in f64, as a
+    /// function with what it reads prepared once (the bounds call it per point and centre).
+    fn sq_dist(&self) -> impl Fn(usize, &[F], f64) -> f64 + Sync + '_;
     /// The squared distances of rows `first..first + out.len()` to `c` into `out` (what the
-    /// seeding needs: exact, and for dense rows with the bits of [`Points::sq_dist`]).
+    /// seeding needs: exact, and for dense rows with the bits of [`Points::sq_dist`]'s).
     fn sq_distances(&self, first: usize, c: &[F], c_norm: f64, scratch: &mut Vec<F>, out: &mut [f64]);
     /// `out += scale · row i`.
     fn add_row(&self, i: usize, scale: f64, out: &mut [f64]);
@@ -70,11 +71,10 @@ impl<'a, F: Scalar> Points<F> for ArrayView2<'a, F> {
     fn cluster_sums(&self, w: Option<&[f64]>, labels: &[usize], k: usize) -> Totals {
         super::lloyd::dense_cluster_sums(*self, w, labels, k)
     }
-    #[inline]
-    fn sq_dist(&self, i: usize, c: &[F], _c_norm: f64) -> f64 {
+    fn sq_dist(&self) -> impl Fn(usize, &[F], f64) -> f64 + Sync + '_ {
         let d = ArrayView2::ncols(self);
         let xs = self.as_slice().expect("standard layout");
-        F::sqeuclidean(&xs[i * d..(i + 1) * d], c).to_f64_exact()
+        move |i, c, _| F::sqeuclidean(&xs[i * d..(i + 1) * d], c).to_f64_exact()
     }
     fn sq_distances(&self, first: usize, c: &[F], _c_norm: f64, scratch: &mut Vec<F>, out: &mut [f64]) {
         let d = ArrayView2::ncols(self);
@@ -123,9 +123,8 @@ impl<'a, F: Scalar> Points<F> for CsrView<'a, F> {
     fn cluster_sums(&self, w: Option<&[f64]>, labels: &[usize], k: usize) -> Totals {
         super::sparse::cluster_sums(*self, w, labels, k)
     }
-    #[inline]
-    fn sq_dist(&self, i: usize, c: &[F], c_norm: f64) -> f64 {
-        super::sparse::sq_dist(self.row(i), c, c_norm)
+    fn sq_dist(&self) -> impl Fn(usize, &[F], f64) -> f64 + Sync + '_ {
+        move |i, c, c_norm| super::sparse::sq_dist(self.row(i), c, c_norm)
     }
     fn sq_distances(&self, first: usize, c: &[F], c_norm: f64, _scratch: &mut Vec<F>, out: &mut [f64]) {
         for (t, o) in out.iter_mut().enumerate() {
