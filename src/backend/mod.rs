@@ -7,6 +7,7 @@ mod cpu;
 pub mod cuda;
 pub mod device;
 mod nearest;
+pub(crate) use nearest::Pick;
 
 pub use cpu::CpuBackend;
 #[cfg(feature = "cuda")]

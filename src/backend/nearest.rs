@@ -811,14 +811,14 @@ fn lane_tree<F: Scalar, const W: usize>(best: &[F], second: &[F], index: &[F]) -
 
 /// The smallest (and second-smallest) of distances offered in increasing index: ties keep the
 /// earlier (lower) index.
-struct Pick<F> {
+pub(crate) struct Pick<F> {
     first: Option<Nearest<F>>,
     second: Option<Nearest<F>>,
     want_second: bool,
 }
 
 impl<F: Scalar> Pick<F> {
-    fn new(want_second: bool) -> Self {
+    pub(crate) fn new(want_second: bool) -> Self {
         Pick {
             first: None,
             second: None,
@@ -826,7 +826,7 @@ impl<F: Scalar> Pick<F> {
         }
     }
 
-    fn offer(&mut self, index: usize, distance: F) {
+    pub(crate) fn offer(&mut self, index: usize, distance: F) {
         let cand = Nearest { index, distance };
         match self.first {
             Some(f) if distance >= f.distance => {
@@ -843,7 +843,7 @@ impl<F: Scalar> Pick<F> {
         }
     }
 
-    fn result(self) -> NearestTwo<F> {
+    pub(crate) fn result(self) -> NearestTwo<F> {
         NearestTwo {
             first: self.first.expect("k >= 1: the window holds the smallest score"),
             second: self.second,

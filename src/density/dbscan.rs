@@ -12,9 +12,7 @@
 //! labels do not depend on the order in which a cluster's points are expanded, hence they are
 //! scikit-learn's exactly, for any thread count.
 
-use crate::data::validate::{
-    check_extents, check_points, check_sample_weight, times_power_of_two, Arithmetic, ScaledWeights,
-};
+use crate::data::validate::{check_points, check_sample_weight, times_power_of_two, ScaledWeights};
 use crate::data::CsrView;
 use crate::density::index::{IndexKind, NeighborIndex};
 use crate::density::sparse_hoods::{Neighbourhoods, SparseGraph, SparseRows};
@@ -285,19 +283,8 @@ impl<F: Scalar> Fit<CsrView<'_, F>> for Dbscan {
     /// brute force over the rows sharing a term, see `sparse_hoods.rs`).
     fn fit(&self, x: &CsrView<'_, F>) -> Result<DbscanModel> {
         self.validate(x.nrows())?;
-        check_extents::<F>(
-            &x.column_extents(),
-            x.nrows(),
-            Arithmetic::of_metric(Some(self.metric)),
-            "DBSCAN",
-        )?;
-        crate::memory::check(
-            || format!("DBSCAN on {} sparse rows", x.nrows()),
-            SparseRows::<F>::bytes(x.nrows(), x.ncols(), x.nnz(), size_of::<F>())
-                .saturating_add(self.memory_estimate(x.nrows(), 0, size_of::<F>())),
-            crate::error::hints::DENSITY,
-        )?;
-        let hoods = SparseRows::new(*x, self.metric)?;
+        let fit_bytes = self.memory_estimate(x.nrows(), 0, size_of::<F>());
+        let hoods = SparseRows::checked(*x, self.metric, fit_bytes, "DBSCAN")?;
         Ok(self.cluster(&hoods, IndexKind::Brute))
     }
 }

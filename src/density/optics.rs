@@ -25,7 +25,6 @@
 //! neighbour queries.
 
 use crate::data::validate::check_points;
-use crate::data::validate::{check_extents, Arithmetic};
 use crate::data::CsrView;
 use crate::density::index::{IndexKind, NeighborIndex};
 use crate::density::sparse_hoods::{Neighbourhoods, SparseRows};
@@ -378,19 +377,8 @@ impl<F: Scalar> Fit<CsrView<'_, F>> for Optics {
     /// force over the rows sharing a term, see `sparse_hoods.rs`).
     fn fit(&self, x: &CsrView<'_, F>) -> Result<OpticsModel> {
         self.validate(x.nrows())?;
-        check_extents::<F>(
-            &x.column_extents(),
-            x.nrows(),
-            Arithmetic::of_metric(Some(self.metric)),
-            "OPTICS",
-        )?;
-        crate::memory::check(
-            || format!("OPTICS on {} sparse rows", x.nrows()),
-            SparseRows::<F>::bytes(x.nrows(), x.ncols(), x.nnz(), size_of::<F>())
-                .saturating_add(self.memory_estimate(x.nrows(), 0, size_of::<F>())),
-            crate::error::hints::DENSITY,
-        )?;
-        Ok(self.order(&SparseRows::new(*x, self.metric)?))
+        let fit_bytes = self.memory_estimate(x.nrows(), 0, size_of::<F>());
+        Ok(self.order(&SparseRows::checked(*x, self.metric, fit_bytes, "OPTICS")?))
     }
 }
 

@@ -15,6 +15,7 @@
 //! entries are neighbours — a row's own point included, as scikit-learn counts it even when
 //! its diagonal is not stored.
 
+use crate::data::validate::{check_extents, Arithmetic};
 use crate::data::CsrView;
 use crate::error::{Error, Result};
 use crate::metric::MetricKind;
@@ -135,6 +136,29 @@ impl<'a, F: Scalar> SparseRows<'a, F> {
         })
     }
 
+    /// The index of `x` for `algorithm` (DBSCAN, OPTICS) under `metric`, after checking the
+    /// values' range for the metric, and the memory of the index and of the fit
+    /// (`fit_bytes`) against the limit.
+    pub(crate) fn checked(
+        x: CsrView<'a, F>,
+        metric: MetricKind,
+        fit_bytes: u64,
+        algorithm: &str,
+    ) -> Result<Self> {
+        check_extents::<F>(
+            &x.column_extents(),
+            x.nrows(),
+            Arithmetic::of_metric(Some(metric)),
+            algorithm,
+        )?;
+        crate::memory::check(
+            || format!("{algorithm} on {} sparse rows", x.nrows()),
+            Self::bytes(x.nrows(), x.ncols(), x.nnz(), size_of::<F>()).saturating_add(fit_bytes),
+            crate::error::hints::DENSITY,
+        )?;
+        Self::new(x, metric)
+    }
+
     /// Bytes [`SparseRows::new`] allocates for `n` rows, `d` columns, `nnz` values.
     pub(crate) fn bytes(n: usize, d: usize, nnz: usize, elem: usize) -> u64 {
         crate::memory::product(&[d + 1, 8])
@@ -159,19 +183,12 @@ thread_local! {
     static SCRATCH: std::cell::RefCell<(Vec<f64>, Vec<u32>, Vec<bool>)> = const { std::cell::RefCell::new((Vec::new(), Vec::new(), Vec::new())) };
 }
 
-impl<F: Scalar> Neighbourhoods for SparseRows<'_, F> {
-    fn len(&self) -> usize {
-        self.x.nrows()
-    }
-
-    fn for_each_near(
-        &self,
-        i: usize,
-        eps: f64,
-        skip: impl Fn(usize) -> bool,
-        mut visit: impl FnMut(usize, f64) -> bool,
-    ) {
-        let mut visit = |j: usize, d: f64| skip(j) || visit(j, d);
+impl<F: Scalar> SparseRows<'_, F> {
+    /// Runs `f(dots, touched, shared)` with row i's dot product with every row (`dots`, 0 for
+    /// the rows sharing no term), the rows sharing a term (`touched`, each once) and a flag per
+    /// row (`shared`), from the columns of row i's terms; the per-thread buffers are zeroed
+    /// again after.
+    fn with_dots<R>(&self, i: usize, f: impl FnOnce(&[f64], &[u32], &[bool]) -> R) -> R {
         SCRATCH.with(|s| {
             let (dots, touched, shared) = &mut *s.borrow_mut();
             let n = self.x.nrows();
@@ -192,8 +209,33 @@ impl<F: Scalar> Neighbourhoods for SparseRows<'_, F> {
                     dots[r as usize] += v * w.to_f64_exact();
                 }
             }
-            let mut going = true;
+            let out = f(dots, touched, shared);
             for &r in touched.iter() {
+                dots[r as usize] = 0.0;
+                shared[r as usize] = false;
+            }
+            out
+        })
+    }
+}
+
+impl<F: Scalar> Neighbourhoods for SparseRows<'_, F> {
+    fn len(&self) -> usize {
+        self.x.nrows()
+    }
+
+    fn for_each_near(
+        &self,
+        i: usize,
+        eps: f64,
+        skip: impl Fn(usize) -> bool,
+        mut visit: impl FnMut(usize, f64) -> bool,
+    ) {
+        let mut visit = |j: usize, d: f64| skip(j) || visit(j, d);
+        let n = self.x.nrows();
+        self.with_dots(i, |dots, touched, shared| {
+            let mut going = true;
+            for &r in touched {
                 let r = r as usize;
                 let d = self.distance(i, r, dots[r]);
                 if going && d <= eps {
@@ -201,34 +243,31 @@ impl<F: Scalar> Neighbourhoods for SparseRows<'_, F> {
                 }
             }
             // the rows sharing no term (the query itself shares its terms, unless all-zero)
-            if going {
-                let unshared = |r: u32| !shared[r as usize];
-                match self.metric {
-                    MetricKind::Cosine => {
-                        if eps >= 1.0 {
-                            for r in (0..n as u32).filter(|&r| unshared(r)) {
-                                if !visit(r as usize, 1.0) {
-                                    break;
-                                }
-                            }
-                        }
-                    }
-                    _ => {
-                        for &r in &self.by_norm {
-                            let d = self.distance(i, r as usize, 0.0);
-                            if d > eps {
-                                break; // (the rest have larger norms)
-                            }
-                            if unshared(r) && !visit(r as usize, d) {
+            if !going {
+                return;
+            }
+            let unshared = |r: u32| !shared[r as usize];
+            match self.metric {
+                MetricKind::Cosine => {
+                    if eps >= 1.0 {
+                        for r in (0..n as u32).filter(|&r| unshared(r)) {
+                            if !visit(r as usize, 1.0) {
                                 break;
                             }
                         }
                     }
                 }
-            }
-            for &r in touched.iter() {
-                dots[r as usize] = 0.0;
-                shared[r as usize] = false;
+                _ => {
+                    for &r in &self.by_norm {
+                        let d = self.distance(i, r as usize, 0.0);
+                        if d > eps {
+                            break; // (the rest have larger norms)
+                        }
+                        if unshared(r) && !visit(r as usize, d) {
+                            break;
+                        }
+                    }
+                }
             }
         });
     }
@@ -239,25 +278,8 @@ impl<F: Scalar> Neighbourhoods for SparseRows<'_, F> {
         let n = self.x.nrows();
         let k = k.min(n);
         let mut all: Vec<(usize, f64)> = Vec::with_capacity(n);
-        SCRATCH.with(|s| {
-            let (dots, touched, shared) = &mut *s.borrow_mut();
-            if dots.len() != n {
-                *dots = vec![0.0; n];
-                *shared = vec![false; n];
-            }
-            touched.clear();
-            let (idx, val) = self.x.row(i);
-            for (&j, &v) in idx.iter().zip(val) {
-                let (a, b) = (self.col_start[j as usize], self.col_start[j as usize + 1]);
-                for (&r, &w) in self.col_rows[a..b].iter().zip(&self.col_vals[a..b]) {
-                    touched.push(r);
-                    dots[r as usize] += v.to_f64_exact() * w.to_f64_exact();
-                }
-            }
-            all.extend((0..n).map(|r| (r, self.distance(i, r, dots[r]))));
-            for &r in touched.iter() {
-                dots[r as usize] = 0.0;
-            }
+        self.with_dots(i, |dots, _, _| {
+            all.extend((0..n).map(|r| (r, self.distance(i, r, dots[r]))))
         });
         let by = |a: &(usize, f64), b: &(usize, f64)| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0));
         if k < n && k > 0 {

@@ -18,7 +18,7 @@
 
 use super::lloyd::Totals;
 use super::{weight_of, Algorithm, KMeans, KMeansModel, CHUNK};
-use crate::backend::{Backend, Distances, Nearest, NearestTwo};
+use crate::backend::{Backend, Distances, Nearest, NearestTwo, Pick};
 use crate::comm::{Partition, SingleProcess};
 use crate::data::validate::{check_extents, check_same_len, column_extents, merge_extents, Arithmetic};
 use crate::data::CsrView;
@@ -266,29 +266,12 @@ pub(super) fn nearest_two<F: Scalar>(
     let norms = super::points::centre_norms(centers);
     let one = |i: usize| {
         let row = x.row(i);
-        let (mut first, mut second): (Option<Nearest<F>>, Option<Nearest<F>>) = (None, None);
+        let mut pick = Pick::new(true);
         for (l, c) in centers.rows().into_iter().enumerate() {
-            let v = F::from_f64_lossy(sq_dist(row, c.to_slice().expect("contiguous"), norms[l]).sqrt());
-            let n = Nearest {
-                index: l,
-                distance: v,
-            };
-            match &first {
-                Some(f) if v >= f.distance => {
-                    if second.as_ref().is_none_or(|s| v < s.distance) {
-                        second = Some(n);
-                    }
-                }
-                _ => {
-                    second = first.take();
-                    first = Some(n);
-                }
-            }
+            let v = sq_dist(row, c.to_slice().expect("contiguous"), norms[l]).sqrt();
+            pick.offer(l, F::from_f64_lossy(v));
         }
-        NearestTwo {
-            first: first.expect("at least one centre"),
-            second,
-        }
+        pick.result()
     };
     match rows {
         None => (0..x.nrows()).into_par_iter().map(one).collect(),
