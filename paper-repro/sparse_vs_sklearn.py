@@ -45,6 +45,8 @@ ap.add_argument("--threads", type=int, nargs="+", default=[1, 2])
 ap.add_argument("--iters", type=int, default=5)
 ap.add_argument("--repeats", type=int, default=5)
 ap.add_argument("--whole-repeats", type=int, default=3, help="runs of the whole default fit")
+ap.add_argument("--parts", nargs="+", default=["per-iteration", "whole", "memory"],
+                choices=["per-iteration", "whole", "memory"], help="what to measure")
 ap.add_argument("--out")
 args = ap.parse_args()
 
@@ -167,32 +169,34 @@ with tempfile.TemporaryDirectory() as tmp:
         for threads in args.threads:
             times = {"clustr": [], "sklearn": []}
             last = {}
-            for _ in range(args.repeats):
+            for _ in range(args.repeats if "per-iteration" in args.parts else 0):
                 for lib in ["sklearn", "clustr"]:
                     t1, _ = fit(lib, k, init, 1, threads, X)
                     tn, est = fit(lib, k, init, 1 + args.iters, threads, X)
                     times[lib].append((tn - t1) / args.iters)
                     last[lib] = est
-            ratios = [c / s for c, s in zip(times["clustr"], times["sklearn"])]
-            per_iter.append((k, threads, cell(times["clustr"]), cell(times["sklearn"]), cell(ratios)))
-            a, b = last["clustr"], last["sklearn"]
-            agreement.append((k, threads, bool((a.labels_ == b.labels_).all()), a.n_iter_, b.n_iter_,
-                              abs(a.inertia_ - b.inertia_) / b.inertia_))
+            if last:
+                ratios = [c / s for c, s in zip(times["clustr"], times["sklearn"])]
+                per_iter.append((k, threads, cell(times["clustr"]), cell(times["sklearn"]), cell(ratios)))
+                a, b = last["clustr"], last["sklearn"]
+                agreement.append((k, threads, bool((a.labels_ == b.labels_).all()), a.n_iter_, b.n_iter_,
+                                  abs(a.inertia_ - b.inertia_) / b.inertia_))
             w = {"clustr": [], "sklearn": []}
             iters = {}
-            for _ in range(args.whole_repeats):
+            for _ in range(args.whole_repeats if "whole" in args.parts else 0):
                 for lib in ["sklearn", "clustr"]:
                     s, it = whole(lib, k, threads, X)
                     w[lib].append(s)
                     iters[lib] = it
-            wholes.append((k, threads, cell(w["clustr"]), iters["clustr"], cell(w["sklearn"]), iters["sklearn"]))
-            for lib in ["clustr", "sklearn"]:
+            if iters:
+                wholes.append((k, threads, cell(w["clustr"]), iters["clustr"], cell(w["sklearn"]), iters["sklearn"]))
+            for lib in ["clustr", "sklearn"] if "memory" in args.parts else []:
                 out = subprocess.run([sys.executable, "-c", PEAK, lib, str(k), str(threads), path],
                                      capture_output=True, text=True, check=True).stdout
                 grown = float(out)
                 base = csr_bytes + k * args.d * 8 + args.n * 8
                 peaks.append((k, threads, lib, mib(grown), (csr_bytes + grown) / base))
-            print(per_iter[-1], wholes[-1], peaks[-2:], flush=True)
+            print(per_iter[-1:], wholes[-1:], peaks[-2:], flush=True)
 
 lines += [
     "## Lloyd per iteration (seconds), same initial centres",

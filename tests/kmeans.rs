@@ -361,3 +361,62 @@ fn bad_sample_weights_are_errors() {
     (two[0], two[1]) = (1.0, 2.0);
     assert!(fit(two).unwrap_err().to_string().contains("at least k = 3"));
 }
+
+/// More centres than distinct points, every point on a centre (scikit-learn's
+/// test_relocating_with_duplicates): no centre is relocated, the run stops after one
+/// iteration with the duplicate's centre left empty.
+#[test]
+fn centres_on_duplicate_points_are_not_relocated() {
+    let x = ndarray::array![[0.0, 0.0], [1.0, 1.0], [1.0, 1.0], [1.0, 0.0], [0.0, 1.0]];
+    for alg in [Algorithm::Lloyd, Algorithm::Elkan, Algorithm::Hamerly] {
+        let m = KMeans::new(5)
+            .init(KMeansInit::Given(x.clone()))
+            .algorithm(alg)
+            .fit(&x.view())
+            .unwrap();
+        assert_eq!(m.n_iter, 1, "{alg:?}");
+        assert_eq!(m.labels, vec![0, 1, 1, 3, 4], "{alg:?}");
+        assert_eq!(m.centers, x, "{alg:?}");
+        let sparse = clustr::data::Csr::from_dense(x.view()).unwrap();
+        let s = KMeans::new(5)
+            .init(KMeansInit::Given(x.clone()))
+            .algorithm(alg)
+            .fit(&sparse.view())
+            .unwrap();
+        assert_eq!(
+            (s.n_iter, &s.labels, &s.centers),
+            (1, &m.labels, &m.centers),
+            "{alg:?} sparse"
+        );
+    }
+}
+
+/// Equal weights give the unweighted fit, seeding included (scikit-learn's
+/// test_unit_weights_vs_no_weights), for k-means++ and random starts, dense and sparse.
+#[test]
+fn equal_weights_give_the_unweighted_fit() {
+    let ds = clustr::datasets::Blobs::new(300, 4)
+        .n_features(5)
+        .seed(2)
+        .generate()
+        .unwrap();
+    let sparse = clustr::data::Csr::from_dense(ds.data.view()).unwrap();
+    for init in [KMeansInit::KMeansPlusPlus, KMeansInit::Random] {
+        for weight in [1.0, 3.0] {
+            let plain = KMeans::new(4).init(init.clone()).seed(42);
+            let mut weighted = plain.clone();
+            weighted.sample_weight = Some(vec![weight; 300]);
+            let (a, b) = (
+                plain.fit(&ds.data.view()).unwrap(),
+                weighted.fit(&ds.data.view()).unwrap(),
+            );
+            assert_eq!(a.labels, b.labels, "{init:?} weight {weight}");
+            assert!((b.inertia - weight * a.inertia).abs() <= 1e-9 * b.inertia);
+            let (s, t) = (
+                plain.fit(&sparse.view()).unwrap(),
+                weighted.fit(&sparse.view()).unwrap(),
+            );
+            assert_eq!(s.labels, t.labels, "{init:?} weight {weight} sparse");
+        }
+    }
+}

@@ -89,3 +89,49 @@ fn malformed_files_are_refused_naming_the_file() {
     std::fs::write(&text, "a,b\n1,2\n").unwrap();
     assert!(read_sparse::<f64>(&text).unwrap_err().to_string().contains("zip"));
 }
+
+/// `clustr kmeans` and `clustr minibatch-kmeans` fit a sparse file as sparse rows: the same
+/// labels and inertia as for the same matrix stored dense.
+#[test]
+fn the_cli_fits_sparse_files_as_their_dense_form() {
+    let dir = tempfile::tempdir().unwrap();
+    for cmd in ["kmeans", "minibatch-kmeans"] {
+        let fit = |input: &str| {
+            let labels = dir.path().join(format!("{cmd}-{input}.csv"));
+            let out = std::process::Command::new(env!("CARGO_BIN_EXE_clustr"))
+                .args([
+                    cmd,
+                    fixture(input).to_str().unwrap(),
+                    "--k",
+                    "2",
+                    "--seed",
+                    "3",
+                    "--json",
+                ])
+                .args(["--batch-size", "4"].iter().filter(|_| cmd != "kmeans"))
+                .arg("--labels-out")
+                .arg(&labels)
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "{cmd} {input}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+            (
+                std::fs::read_to_string(labels).unwrap(),
+                report["inertia"].as_f64().unwrap(),
+            )
+        };
+        let (dense_labels, dense_inertia) = fit("dense.npy");
+        for input in ["csr.npz", "coo.npz", "rows.svmlight"] {
+            let (labels, inertia) = fit(input);
+            assert_eq!(labels, dense_labels, "{cmd} {input}");
+            assert!(
+                (inertia - dense_inertia).abs() <= 1e-9 * dense_inertia,
+                "{cmd} {input}"
+            );
+        }
+    }
+}

@@ -67,6 +67,17 @@ fn sparse_fits_equal_dense_fits_from_the_same_centres() {
                 let mut e = KMeans::new(k).init(KMeansInit::Given(c.clone())).algorithm(alg);
                 e.sample_weight = weights.clone();
                 let s = e.fit(&x).unwrap();
+                // the same fit from centres moved in
+                let mut moved_in = KMeans::new(k).algorithm(alg);
+                moved_in.sample_weight = weights.clone();
+                assert_eq!(
+                    moved_in.fit_sparse_from(x, c.clone()).unwrap(),
+                    s,
+                    "{what}: moved in"
+                );
+                assert!(moved_in
+                    .fit_sparse_from(x, c.slice(ndarray::s![.., 1..]).to_owned())
+                    .is_err());
                 assert_eq!(s.labels, reference.labels, "{what}: labels");
                 assert_eq!(s.n_iter, reference.n_iter, "{what}: iterations");
                 assert!(
@@ -228,4 +239,105 @@ fn float32_rows_and_bad_inputs() {
     // values too large for squared distances
     let huge = Csr::<f64>::from_triplets(3, 2, &[0, 1, 2], &[0, 1, 0], &[f64::MAX, 1.0, -f64::MAX]).unwrap();
     assert!(KMeans::new(2).fit(&huge.view()).is_err());
+}
+
+/// Mini-batch k-means on sparse rows makes the same draws, batches and updates as on their
+/// dense form: the same labels, centres and counts up to rounding, whole fits and partial fits.
+#[test]
+fn minibatch_on_sparse_rows_equals_minibatch_on_their_dense_form() {
+    use clustr::kmeans::MiniBatchKMeans;
+    // (columns rescaled: rows of equal norm would leave a row sharing no term with two
+    // centres at exactly tied distances, decided by rounding)
+    let mut m = tfidf(2500, 300, 10, 6);
+    m.map_values(|j, v| v * (1.0 + (j % 37) as f64 / 10.0));
+    let x = m.view();
+    let dense = x.to_dense();
+    let w: Vec<f64> = (0..x.nrows()).map(|i| 0.5 + (i % 5) as f64).collect();
+    let close = |a: &Array2<f64>, b: &Array2<f64>| {
+        a.iter()
+            .zip(b)
+            .all(|(p, q)| (p - q).abs() <= 1e-9 * (1.0 + q.abs()))
+    };
+    for (k, init, weights, rr) in [
+        (25, KMeansInit::Given(starts(x, 25)), None, 0.0),
+        (6, KMeansInit::Given(starts(x, 6)), None, 0.0),
+        (6, KMeansInit::Given(starts(x, 6)), None, 0.3),
+        (6, KMeansInit::KMeansPlusPlus, None, 0.0),
+        (6, KMeansInit::KMeansPlusPlus, None, 0.3),
+        (6, KMeansInit::Random, Some(w.clone()), 0.3),
+    ] {
+        let mut est = MiniBatchKMeans::new(k)
+            .init(init)
+            .batch_size(200)
+            .max_iter(4)
+            .reassignment_ratio(rr)
+            .seed(11);
+        est.sample_weight = weights;
+        let s = est.fit(&x).unwrap();
+        let d = est.fit(&dense.view()).unwrap();
+        let differ = (0..x.nrows()).filter(|&i| s.labels[i] != d.labels[i]).count();
+        assert_eq!(differ, 0, "k {k}, reassignment ratio {rr}");
+        assert_eq!(
+            (s.n_steps, s.n_iter, s.converged),
+            (d.n_steps, d.n_iter, d.converged)
+        );
+        assert!(close(&s.centers, &d.centers), "k {k}, reassignment ratio {rr}");
+        assert!((s.inertia - d.inertia).abs() <= 1e-9 * d.inertia);
+        assert_eq!(s.counts, d.counts);
+        // every final label is the nearest centre, and predict agrees
+        assert_eq!(s.predict(&x).unwrap(), s.labels);
+        let t = s.transform_sparse(x).unwrap();
+        for (i, &l) in s.labels.iter().enumerate() {
+            let best = t.row(i).iter().copied().fold(f64::INFINITY, f64::min);
+            assert!(t[[i, l as usize]] <= best * (1.0 + 1e-12) + 1e-12, "row {i}");
+        }
+    }
+    // partial fits on the same batches
+    let batches: Vec<Vec<usize>> = (0..6)
+        .map(|b| (0..150).map(|r| (b * 397 + r * 13) % 2500).collect())
+        .collect();
+    let est = MiniBatchKMeans::new(9)
+        .init(KMeansInit::Given(starts(x, 9)))
+        .seed(2);
+    let (mut s, mut d) = (None, None::<clustr::kmeans::MiniBatchKMeansModel<f64>>);
+    for rows in &batches {
+        let sb = x.select_rows(rows);
+        let db = dense.select(ndarray::Axis(0), rows);
+        match (&mut s, &mut d) {
+            (None, None) => {
+                s = Some(est.partial_fit_sparse(sb.view()).unwrap());
+                d = Some(est.partial_fit(db.view()).unwrap());
+            }
+            (Some(s), Some(d)) => {
+                s.partial_fit_sparse(sb.view(), None).unwrap();
+                d.partial_fit(db.view()).unwrap();
+            }
+            _ => unreachable!(),
+        }
+        let (s, d) = (s.as_ref().unwrap(), d.as_ref().unwrap());
+        assert_eq!(s.labels, d.labels);
+        assert!(close(&s.centers, &d.centers));
+        assert!((s.inertia - d.inertia).abs() <= 1e-9 * d.inertia);
+    }
+}
+
+#[test]
+fn minibatch_on_sparse_rows_refuses_what_it_cannot_do() {
+    use clustr::kmeans::MiniBatchKMeans;
+    let m = tfidf(300, 50, 5, 7);
+    let x = m.view();
+    assert!(MiniBatchKMeans::new(301).fit(&x).is_err());
+    let huge = Csr::<f64>::from_triplets(3, 2, &[0, 1, 2], &[0, 1, 0], &[f64::MAX, 1.0, -f64::MAX]).unwrap();
+    assert!(MiniBatchKMeans::new(2).fit(&huge.view()).is_err());
+    let mut model = MiniBatchKMeans::new(3).seed(1).fit(&x).unwrap();
+    let before = model.clone();
+    let narrow = Csr::<f64>::from_triplets(2, 49, &[0], &[1], &[1.0]).unwrap();
+    assert!(model.partial_fit_sparse(narrow.view(), None).is_err());
+    assert!(
+        Csr::<f64>::from_triplets(0, 50, &[], &[], &[]).is_err(),
+        "no empty batch"
+    );
+    let far = Csr::<f64>::from_triplets(1, 50, &[0], &[3], &[f64::MAX]).unwrap();
+    assert!(model.partial_fit_sparse(far.view(), None).is_err());
+    assert_eq!(model, before, "a refused batch leaves the model as it was");
 }

@@ -19,6 +19,8 @@ from sklearn.base import (
     _fit_context,
 )
 from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils import check_random_state
 from sklearn.utils.validation import _check_sample_weight, _num_samples, check_is_fitted, check_non_negative
 
 from ._base import _clustr
@@ -100,17 +102,33 @@ class _Centroids(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin
         self.labels_ = out["labels"]
         self.n_iter_ = int(out["n_iter"])
 
-    def _init_centers(self, X):
-        """``init`` as (name, given centres or None), checked against X."""
+    def _init_centers(self, X, random_state=None):
+        """``init`` as (name, given centres or None), checked against X; a callable ``init`` is
+        called as scikit-learn calls it, ``init(X, n_clusters, random_state=...)``."""
         if isinstance(self.init, str):
             return self.init, None
-        c = np.asarray(self.init, dtype=np.float64, order="C")
+        if callable(self.init):
+            rs = check_random_state(self.random_state) if random_state is None else random_state
+            c = np.asarray(self.init(X, self.n_clusters, random_state=rs), dtype=np.float64, order="C")
+        else:
+            c = np.asarray(self.init, dtype=np.float64, order="C")
         if c.shape != (self.n_clusters, X.shape[1]):
             raise ValueError(
                 f"The shape of the initial centers {c.shape} does not match the number of "
                 f"clusters {self.n_clusters} and features {X.shape[1]}."
             )
         return "k-means++", c
+
+    def _starts(self, X):
+        """The fits to run, as (init, given centres, n_init): one, or with a callable ``init``
+        one per run, each from its own call (scikit-learn calls it ``n_init`` times; "auto":
+        ``_callable_runs``); the fit of lowest inertia is kept."""
+        if not callable(self.init):
+            init, given = self._init_centers(X)
+            return [(init, given, self._n_init(given))]
+        rs = check_random_state(self.random_state)
+        runs = self._callable_runs if self.n_init == "auto" else int(self.n_init)
+        return [self._init_centers(X, rs) + (1,) for _ in range(runs)]
 
     def _n_init(self, given):
         if given is not None and self.n_init != "auto" and self.n_init != 1:
@@ -139,7 +157,7 @@ class KMeans(_Centroids):
 
     _parameter_constraints = {
         "n_clusters": [Interval(numbers.Integral, 1, None, closed="left")],
-        "init": [StrOptions({"k-means++", "random"}), "array-like"],
+        "init": [StrOptions({"k-means++", "random"}), callable, "array-like"],
         "n_init": [StrOptions({"auto"}), Interval(numbers.Integral, 1, None, closed="left")],
         "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
         "tol": [Interval(numbers.Real, 0, None, closed="left")],
@@ -172,16 +190,28 @@ class KMeans(_Centroids):
         self.n_threads = n_threads
 
     _sparse = True
+    _callable_runs = 10
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None, sample_weight=None):
         X = points(self, X, reset=True, accept_sparse=True)
         w = _weights(sample_weight, X)
-        init, given = self._init_centers(X)
-        out = _clustr.kmeans_fit(rows(X), params(self, init=init, init_centers=given, n_init=self._n_init(given)), w)
+        out = None
+        for init, given, n_init in self._starts(X):
+            run = _clustr.kmeans_fit(rows(X), params(self, init=init, init_centers=given, n_init=n_init), w)
+            if out is None or run["inertia"] < out["inertia"]:
+                out = run
         self.backend_ = out["backend"]
         self._set_centres(out, X)
         self.inertia_ = float(out["inertia"])
+        distinct = len(np.unique(self.labels_))
+        if distinct < self.n_clusters:
+            warnings.warn(
+                f"Number of distinct clusters ({distinct}) found smaller than n_clusters "
+                f"({self.n_clusters}). Possibly due to duplicate points in X.",
+                ConvergenceWarning,
+                stacklevel=2,
+            )
         return self
 
 
@@ -259,12 +289,18 @@ class MiniBatchKMeans(_Centroids):
     Parameters as scikit-learn's ``MiniBatchKMeans``: ``max_iter`` counts passes over the
     data, ``max_no_improvement`` stops after that many mini-batches without an improvement
     of the smoothed batch inertia. ``verbose`` and ``compute_labels`` are not taken (labels
-    are always computed).
+    are always computed). X may be dense or scipy.sparse (never densified).
+
+    Where clustr differs: ``fit`` visits every point once per pass (the data in chunks in a
+    random order, each chunk's rows in a random order, in batches), where scikit-learn draws
+    each batch with replacement from all the rows; so that a file larger than memory can be
+    streamed. ``partial_fit`` takes the batches it is given, as scikit-learn's: from the
+    same initial centres and the same batches, the labels equal scikit-learn's.
     """
 
     _parameter_constraints = {
         "n_clusters": [Interval(numbers.Integral, 1, None, closed="left")],
-        "init": [StrOptions({"k-means++", "random"}), "array-like"],
+        "init": [StrOptions({"k-means++", "random"}), callable, "array-like"],
         "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
         "batch_size": [Interval(numbers.Integral, 1, None, closed="left")],
         "tol": [Interval(numbers.Real, 0, None, closed="left")],
@@ -276,6 +312,9 @@ class MiniBatchKMeans(_Centroids):
         "backend": BACKEND,
         "n_threads": THREADS,
     }
+
+    _sparse = True
+    _callable_runs = 3
 
     def __init__(
         self,
@@ -305,18 +344,61 @@ class MiniBatchKMeans(_Centroids):
         self.backend = backend
         self.n_threads = n_threads
 
+    def _check_init_size(self, X):
+        if self.init_size is not None and self.init_size < self.n_clusters:
+            warnings.warn(
+                f"init_size={self.init_size} should be larger than n_clusters={self.n_clusters}. "
+                "Setting it to min(3*n_clusters, n_samples)",
+                RuntimeWarning,
+                stacklevel=3,
+            )
+
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None, sample_weight=None):
-        X = points(self, X, reset=True)
+        X = points(self, X, reset=True, accept_sparse=True)
         w = _weights(sample_weight, X)
-        init, given = self._init_centers(X)
-        out = _clustr.minibatch_kmeans_fit(
-            X, params(self, init=init, init_centers=given, n_init=self._n_init(given)), w
-        )
+        self._check_init_size(X)
+        out = None
+        for init, given, n_init in self._starts(X):
+            run = _clustr.minibatch_kmeans_fit(rows(X), params(self, init=init, init_centers=given, n_init=n_init), w)
+            if out is None or run["inertia"] < out["inertia"]:
+                out = run
         self.backend_ = out["backend"]
         self._set_centres(out, X)
         self.inertia_ = float(out["inertia"])
         self.n_steps_ = int(out["n_steps"])
+        self._counts = out["counts"]
+        self._since_reassign = 0
+        return self
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def partial_fit(self, X, y=None, sample_weight=None):
+        """One mini-batch step on X (scikit-learn's ``partial_fit``): the first call starts the
+        centres from X (which needs at least ``n_clusters`` rows); ``labels_`` and ``inertia_``
+        become X's with the updated centres."""
+        started = hasattr(self, "cluster_centers_")
+        X = points(self, X, reset=not started, accept_sparse=True)
+        w = _weights(sample_weight, X)
+        self._random_state = getattr(self, "_random_state", None) or check_random_state(self.random_state)
+        if not started:
+            self._check_init_size(X)
+            init, given = self._init_centers(X, self._random_state)
+            resolved = params(self, init=init, init_centers=given, n_init=self._n_init(given))
+            resolved["seed"] = int(self._random_state.randint(0, 2**32, dtype=np.uint64))
+            state = None
+        else:
+            resolved = params(self, init="k-means++", init_centers=None, n_init=None)
+            resolved["seed"] = int(self._random_state.randint(0, 2**32, dtype=np.uint64))
+            centres = self.cluster_centers_.astype(X.dtype, copy=False)
+            state = (centres, [float(c) for c in self._counts], int(self._since_reassign))
+        out = _clustr.minibatch_kmeans_partial_fit(rows(X), resolved, w, state)
+        self.cluster_centers_ = out["cluster_centers"]
+        self._counts = out["counts"]
+        self._since_reassign = int(out["since_reassign"])
+        self.labels_, sq = nearest(X, self.cluster_centers_, "sqeuclidean", n_threads(self))
+        self.inertia_ = float(np.dot(sq, w) if w is not None else sq.sum())
+        self.n_steps_ = getattr(self, "n_steps_", 0) + 1
+        self.backend_ = "cpu"
         return self
 
 
@@ -446,8 +528,6 @@ class GaussianMixture(DensityMixin, BaseEstimator):
         self.lower_bound_ = float(out["lower_bound"])
         self.lower_bounds_ = out["lower_bounds"]
         if not self.converged_ and self.max_iter > 0:
-            from sklearn.exceptions import ConvergenceWarning
-
             warnings.warn(
                 "Best performing initialization did not converge. Try different init "
                 "parameters, or increase max_iter, tol, or check for degenerate data.",

@@ -20,8 +20,8 @@ use clustr::kernel::{
     Bandwidth, IpRffMkpkm, PowerInit, PowerKMeans, RandomFourierFeatures, RffKpkm, Schedule,
 };
 use clustr::kmeans::{
-    BisectingInit, BisectingKMeans, BisectingKMeansModel, BisectingStrategy, KMeans, KMeansInit,
-    KMeansPlusPlus, MiniBatchKMeans,
+    BisectingInit, BisectingKMeans, BisectingKMeansModel, BisectingStrategy, KMeans, KMeansInit, KMeansModel,
+    KMeansPlusPlus, MiniBatchKMeans, MiniBatchKMeansModel,
 };
 use clustr::kmedoids::{Clara, Clarans, Init, KMedoids, KMedoidsModel, KValue};
 use clustr::mixture::{CovarianceType, Covariances, GaussianMixture, GaussianMixtureModel, GmmInit, Mixture};
@@ -239,7 +239,8 @@ macro_rules! with_any_points {
     };
 }
 
-/// Lloyd-family k-means; `init_centers` (or None) are the given starts.
+/// Lloyd-family k-means; `init_centers` (or None) are the given starts (on sparse rows moved
+/// into the fit in the rows' element type, without the estimator's own copy).
 #[pyfunction]
 fn kmeans_fit<'py>(
     py: Python<'py>,
@@ -250,7 +251,6 @@ fn kmeans_fit<'py>(
     let p = Params(params);
     let (backend, ran_on) = p.backend("kmeans")?;
     let mut est = KMeans::new(p.get("n_clusters")?.extract()?)
-        .init(kmeans_init(&p)?)
         .max_iter(p.get("max_iter")?.extract()?)
         .tol(p.get("tol")?.extract()?)
         .seed(p.seed()?)
@@ -261,17 +261,33 @@ fn kmeans_fit<'py>(
     }
     est.sample_weight = sample_weight;
     let n_threads = p.n_threads()?;
-    with_any_points!(x, v => {
-        let m = run(py, n_threads, |p| est.progress(p).fit(&v))?;
-        out(py, vec![
-            ("cluster_centers", arr2(py, m.centers)),
-            ("labels", arr1(py, m.labels)),
-            ("backend", val(py, ran_on)?),
-            ("inertia", val(py, m.inertia)?),
-            ("n_iter", val(py, m.n_iter)?),
-            ("converged", val(py, m.converged)?),
-        ])
-    })
+    fn fitted<'py, F: Scalar + Element>(
+        py: Python<'py>,
+        m: KMeansModel<F>,
+        ran_on: &str,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        out(
+            py,
+            vec![
+                ("cluster_centers", arr2(py, m.centers)),
+                ("labels", arr1(py, m.labels)),
+                ("backend", val(py, ran_on)?),
+                ("inertia", val(py, m.inertia)?),
+                ("n_iter", val(py, m.n_iter)?),
+                ("converged", val(py, m.converged)?),
+            ],
+        )
+    }
+    match (&x, p.get("init_centers")?.extract::<Option<Points<'_>>>()?) {
+        (AnyPoints::Sparse(s), Some(c)) => with_sparse!(s, v => {
+            let start = sparse::centres_as(&c);
+            fitted(py, run(py, n_threads, |p| est.progress(p).fit_sparse_from(v, start))?, ran_on)
+        }),
+        _ => {
+            est = est.init(kmeans_init(&p)?);
+            with_any_points!(x, v => fitted(py, run(py, n_threads, |p| est.progress(p).fit(&v))?, ran_on))
+        }
+    }
 }
 
 /// Bisecting k-means; the tree comes back for `predict` (node centres and children, −1 for a
@@ -400,34 +416,20 @@ fn kmeans_plusplus_indices<'py>(
     Ok(arr1(py, indices(&picked)))
 }
 
-/// Mini-batch k-means on points in memory.
+/// Mini-batch k-means on points in memory, dense or sparse.
 #[pyfunction]
 fn minibatch_kmeans_fit<'py>(
     py: Python<'py>,
-    x: Points<'py>,
+    x: AnyPoints<'py>,
     params: Bound<'py, PyDict>,
     sample_weight: Option<Vec<f64>>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let p = Params(params);
     let (backend, ran_on) = p.backend("minibatch-kmeans")?;
-    let mut est = MiniBatchKMeans::new(p.get("n_clusters")?.extract()?)
-        .backend(backend)
-        .init(kmeans_init(&p)?)
-        .batch_size(p.get("batch_size")?.extract()?)
-        .max_iter(p.get("max_iter")?.extract()?)
-        .tol(p.get("tol")?.extract()?)
-        .max_no_improvement(p.get("max_no_improvement")?.extract()?)
-        .reassignment_ratio(p.get("reassignment_ratio")?.extract()?)
-        .seed(p.seed()?);
-    if let Some(s) = p.get("init_size")?.extract::<Option<usize>>()? {
-        est = est.init_size(s);
-    }
-    if let Some(n) = p.get("n_init")?.extract::<Option<usize>>()? {
-        est = est.n_init(n);
-    }
+    let mut est = minibatch_estimator(&p)?.backend(backend);
     est.sample_weight = sample_weight;
     let n_threads = p.n_threads()?;
-    with_points!(x, v => {
+    with_any_points!(x, v => {
         let m = run(py, n_threads, |p| est.progress(p).fit(&v))?;
         out(py, vec![
             ("cluster_centers", arr2(py, m.centers)),
@@ -440,6 +442,99 @@ fn minibatch_kmeans_fit<'py>(
             ("converged", val(py, m.converged)?),
         ])
     })
+}
+
+/// One `partial_fit` step of mini-batch k-means on a batch, dense or sparse. Without `state`
+/// (the first call) the centres start from the batch as scikit-learn's first call starts
+/// them; otherwise the step continues from `state` = (centres, counts, points since the last
+/// re-seeding check), which the Python layer keeps, re-seeding with draws from `seed`.
+#[pyfunction]
+fn minibatch_kmeans_partial_fit<'py>(
+    py: Python<'py>,
+    x: AnyPoints<'py>,
+    params: Bound<'py, PyDict>,
+    sample_weight: Option<Vec<f64>>,
+    state: Option<(Points<'py>, Vec<f64>, usize)>,
+) -> PyResult<Bound<'py, PyDict>> {
+    /// The two forms of a batch.
+    trait Batch<F: Scalar> {
+        fn start(&self, est: &MiniBatchKMeans) -> clustr::Result<MiniBatchKMeansModel<F>>;
+        fn step(&self, m: &mut MiniBatchKMeansModel<F>, w: Option<&[f64]>) -> clustr::Result<()>;
+    }
+    impl<F: Scalar> Batch<F> for ArrayView2<'_, F> {
+        fn start(&self, est: &MiniBatchKMeans) -> clustr::Result<MiniBatchKMeansModel<F>> {
+            est.partial_fit(*self)
+        }
+        fn step(&self, m: &mut MiniBatchKMeansModel<F>, w: Option<&[f64]>) -> clustr::Result<()> {
+            m.partial_fit_weighted(*self, w)
+        }
+    }
+    impl<F: Scalar> Batch<F> for clustr::data::CsrView<'_, F> {
+        fn start(&self, est: &MiniBatchKMeans) -> clustr::Result<MiniBatchKMeansModel<F>> {
+            est.partial_fit_sparse(*self)
+        }
+        fn step(&self, m: &mut MiniBatchKMeansModel<F>, w: Option<&[f64]>) -> clustr::Result<()> {
+            m.partial_fit_sparse(*self, w)
+        }
+    }
+    fn go<'py, F: Scalar + Element>(
+        py: Python<'py>,
+        x: impl Batch<F> + Sync,
+        est: MiniBatchKMeans,
+        seed: u64,
+        state: &Option<(Points<'py>, Vec<f64>, usize)>,
+        n_threads: usize,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let m = match state {
+            None => run(py, n_threads, |_| x.start(&est))?,
+            Some((centres, counts, since)) => {
+                let centres = sparse::centres_as::<F>(centres);
+                let mut m = MiniBatchKMeansModel::from_parts(
+                    centres,
+                    counts.clone(),
+                    est.reassignment_ratio,
+                    *since,
+                    seed,
+                )
+                .map_err(to_py)?;
+                let w = est.sample_weight.as_deref();
+                run(py, n_threads, |_| x.step(&mut m, w))?;
+                m
+            }
+        };
+        out(
+            py,
+            vec![
+                ("cluster_centers", arr2(py, m.centers.clone())),
+                ("counts", arr1(py, m.counts.clone())),
+                ("since_reassign", val(py, m.points_since_reassign())?),
+            ],
+        )
+    }
+    let p = Params(params);
+    let mut est = minibatch_estimator(&p)?;
+    est.sample_weight = sample_weight;
+    let (seed, n_threads) = (p.seed()?, p.n_threads()?);
+    with_any_points!(x, v => go(py, v, est, seed, &state, n_threads))
+}
+
+/// The mini-batch k-means estimator of the Python layer's parameters.
+fn minibatch_estimator(p: &Params<'_>) -> PyResult<MiniBatchKMeans> {
+    let mut est = MiniBatchKMeans::new(p.get("n_clusters")?.extract()?)
+        .init(kmeans_init(p)?)
+        .batch_size(p.get("batch_size")?.extract()?)
+        .max_iter(p.get("max_iter")?.extract()?)
+        .tol(p.get("tol")?.extract()?)
+        .max_no_improvement(p.get("max_no_improvement")?.extract()?)
+        .reassignment_ratio(p.get("reassignment_ratio")?.extract()?)
+        .seed(p.seed()?);
+    if let Some(s) = p.get("init_size")?.extract::<Option<usize>>()? {
+        est = est.init_size(s);
+    }
+    if let Some(n) = p.get("n_init")?.extract::<Option<usize>>()? {
+        est = est.n_init(n);
+    }
+    Ok(est)
 }
 
 /// New points against a fitted model's points (centres, medoids): finite, as many columns,
@@ -1121,6 +1216,7 @@ fn _clustr(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(methods, m)?)?;
     m.add_function(wrap_pyfunction!(kmeans_plusplus_indices, m)?)?;
     m.add_function(wrap_pyfunction!(minibatch_kmeans_fit, m)?)?;
+    m.add_function(wrap_pyfunction!(minibatch_kmeans_partial_fit, m)?)?;
     m.add_function(wrap_pyfunction!(nearest, m)?)?;
     m.add_function(wrap_pyfunction!(pairwise, m)?)?;
     m.add_function(wrap_pyfunction!(gmm_fit, m)?)?;

@@ -113,7 +113,7 @@ fn model<F: Scalar>(centres: Array2<F>) -> KMeansModel<F> {
 }
 
 /// `centres` in the element type of the rows (the Python layer gives the rows' dtype).
-fn centres_as<F: Scalar>(c: &Points<'_>) -> Array2<F> {
+pub(crate) fn centres_as<F: Scalar>(c: &Points<'_>) -> Array2<F> {
     match c {
         Points::F64(a) => a.as_array().mapv(F::from_f64_lossy),
         Points::F32(a) => a.as_array().mapv(|v| F::from_f64_lossy(f64::from(v))),

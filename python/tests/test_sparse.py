@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from sklearn.cluster import KMeans as SkKMeans
+from sklearn.cluster import MiniBatchKMeans as SkMiniBatchKMeans
 from sklearn.preprocessing import normalize
 
 import clustr
@@ -115,6 +116,48 @@ def test_no_dense_copy():
     )
     grown = float(subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout)
     assert grown < 200, f"the fit grew the peak by {grown:.0f} MiB"
+
+
+@pytest.mark.parametrize("sparse", [True, False])
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("ratio", [0.0, 0.01])
+def test_minibatch_partial_fit_equals_sklearn_on_the_same_batches(X, sparse, weighted, ratio):
+    # (with the default ratio no centre falls low enough to be re-seeded: the draws, which
+    # differ between the two generators, never happen; the first step re-seeds nothing when
+    # every centre is given points)
+    rng = np.random.default_rng(5)
+    k = 5
+    C = X[rng.choice(X.shape[0], k, replace=False)].toarray()
+    data = X if sparse else X.toarray()
+    w = rng.uniform(0.5, 3.0, X.shape[0]) if weighted else np.ones(X.shape[0])
+    ref = SkMiniBatchKMeans(k, init=C, n_init=1, reassignment_ratio=ratio, random_state=0)
+    got = clustr.MiniBatchKMeans(k, init=C, n_init=1, reassignment_ratio=ratio, random_state=0)
+    for step in range(8):
+        rows = rng.choice(X.shape[0], 300, replace=False)
+        sw = w[rows] if weighted else None
+        ref.partial_fit(data[rows], sample_weight=sw)
+        got.partial_fit(data[rows], sample_weight=sw)
+        np.testing.assert_array_equal(got.labels_, ref.labels_, err_msg=f"step {step}")
+        np.testing.assert_allclose(got.cluster_centers_, ref.cluster_centers_, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(got._counts, ref._counts, rtol=1e-12)
+        assert abs(got.inertia_ - ref.inertia_) <= 1e-9 * ref.inertia_
+    assert got.n_steps_ == ref.n_steps_ == 8
+    np.testing.assert_array_equal(got.predict(data), ref.predict(data))
+
+
+def test_minibatch_fit_on_sparse_rows_equals_its_dense_form(X):
+    C = X[:6].toarray()
+    for dtype in [np.float64, np.float32]:
+        kw = dict(init=C, n_init=1, batch_size=200, random_state=3)
+        dense = clustr.MiniBatchKMeans(6, **kw).fit(X.toarray().astype(dtype))
+        got = clustr.MiniBatchKMeans(6, **kw).fit(X.astype(dtype))
+        assert got.cluster_centers_.dtype == dtype
+        agree = (got.labels_ == dense.labels_).mean()
+        assert agree == 1.0 if dtype == np.float64 else agree > 0.98
+        assert got.n_steps_ == dense.n_steps_
+        assert np.isclose(got.inertia_, dense.inertia_, rtol=1e-9 if dtype == np.float64 else 1e-4)
+    with pytest.warns(RuntimeWarning, match="init_size"):
+        clustr.MiniBatchKMeans(20, init_size=10, random_state=0).fit(X)
 
 
 def grouped(n=800, d=200, seed=0):

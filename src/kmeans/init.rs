@@ -16,12 +16,30 @@ use rayon::prelude::*;
 /// `k` distinct rows of `n` uniformly at random, or without replacement with probability ∝ w
 /// (scikit-learn's random seeding with sample weights).
 pub(crate) fn random_rows(rng: &mut SeededRng, n: usize, k: usize, w: Option<&[f64]>) -> Result<Vec<usize>> {
-    match w {
+    match w.filter(|w| !equal_weights(w, &SingleProcess)) {
         None => Ok(rand::seq::index::sample(rng, n, k).into_vec()),
         Some(w) => rand::seq::index::sample_weighted(rng, n, |i| w[i], k)
             .map(|idx| idx.into_vec())
             .map_err(|e| Error::param("sample_weight", "given", format!("cannot draw {k} points: {e}"))),
     }
+}
+
+/// Whether every weight over all processes is the same: then the draws are those without
+/// weights (which they equal in law), so that unit weights give the unweighted result, as in
+/// scikit-learn.
+fn equal_weights(w: &[f64], comm: &dyn Communicator) -> bool {
+    let (lo, hi) = w.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &v| {
+        (lo.min(v), hi.max(v))
+    });
+    let all = comm.all_gather_f64(&[lo, hi]);
+    let lo = all.iter().step_by(2).copied().fold(f64::INFINITY, f64::min);
+    let hi = all
+        .iter()
+        .skip(1)
+        .step_by(2)
+        .copied()
+        .fold(f64::NEG_INFINITY, f64::max);
+    lo == hi
 }
 
 /// Greedy k-means++: the first centre uniformly, then at each step 2 + ⌊ln k⌋ candidates drawn
@@ -287,6 +305,7 @@ fn greedy_seeding<F: Scalar, X: Points<F>>(
     comm: &dyn Communicator,
 ) -> Result<Vec<usize>> {
     let (n, n_local) = (part.n_global, x.nrows());
+    let w = w.filter(|w| !equal_weights(w, comm));
     // Every step reuses these: each point's squared distance to its nearest centre, the
     // running sums of the draw's masses, and the distances to the step's candidates.
     let mut closest = vec![f64::INFINITY; n_local];

@@ -409,6 +409,11 @@ fn relocate_empty_clusters<F: Scalar, X: Points<F>>(
     let all = comm.all_gather_f64(&mine);
     let mut candidates: Vec<&[f64]> = all.chunks(width).filter(|c| c[1] >= 0.0).collect();
     candidates.sort_by(|a, b| b[0].total_cmp(&a[0]).then(a[1].total_cmp(&b[1])));
+    if candidates.first().is_none_or(|c| c[0] == 0.0) {
+        // Every point sits on its centre (more centres than distinct points): moving a centre
+        // would gain nothing, so none moves (as scikit-learn).
+        return;
+    }
     for (&new_cluster, c) in empty.iter().zip(&candidates) {
         let (old, wi) = (c[2] as usize, c[3]);
         for f in 0..d {

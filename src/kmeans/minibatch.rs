@@ -27,19 +27,20 @@
 //! each process makes the same update and the result equals one process's bit for bit; the
 //! variance scan and the final labelling, the passes over all rows, are split.
 
-use crate::backend::{AnyBackend, Backend, CpuBackend};
+use crate::backend::{AnyBackend, Backend};
 use crate::comm::SingleProcess;
 use crate::comm::{agree, share_rows, single_process, Communicator, Partition, SharedComm};
 use crate::data::validate::{
     check_extents_global, check_new_points, check_slice, column_extents, merge_extents, Arithmetic,
 };
-use crate::data::NpyRows;
+use crate::data::{CsrView, NpyRows};
 use crate::error::{Error, Result};
 use crate::estimator::shared_setters;
 use crate::estimator::{Clustering, Fit, Predict, Progress, ProgressFn};
-use crate::kmeans::{greedy_kmeans_plus_plus, random_rows, KMeansInit};
+use crate::kmeans::init::greedy_kmeans_plus_plus_of;
+use crate::kmeans::points::{OwnedPoints, Points};
+use crate::kmeans::{random_rows, KMeansInit};
 use crate::memory::{check_fit, product, MemoryEstimate};
-use crate::metric::MetricKind;
 use crate::model_file::{SaveLoad, StoredArray};
 use crate::rng::SeededRng;
 use crate::scalar::Scalar;
@@ -106,7 +107,7 @@ pub struct MiniBatchKMeans {
     /// Stop after this many steps without improvement of the smoothed inertia (default 10;
     /// `None`: off).
     pub max_no_improvement: Option<usize>,
-    /// Rows sampled for the initialisation (default 3 × batch_size, at least 3k).
+    /// Rows sampled for the initialisation (default 3 × batch_size; 3k when below k).
     pub init_size: Option<usize>,
     /// Initialisations tried, the best kept by inertia on a sample (default 1, or 3 for random).
     pub n_init: Option<usize>,
@@ -233,15 +234,6 @@ impl MiniBatchKMeans {
             crate::data::validate::check_sample_weight(w, n, false)?;
             crate::data::validate::check_positive_weights(w, self.k)?;
         }
-        if let Some(s) = self.init_size {
-            if s < self.k {
-                return Err(Error::param(
-                    "init_size",
-                    s,
-                    format!("must be at least k = {}", self.k),
-                ));
-            }
-        }
         self.init.check(self.k, d)
     }
 
@@ -254,9 +246,9 @@ impl MiniBatchKMeans {
     }
 
     /// Initial centres from a sample of rows (`sample` holds the sample, `w` their weights).
-    fn init_centers<F: Scalar>(
+    fn init_centers<F: Scalar, X: Points<F>>(
         &self,
-        sample: ArrayView2<F>,
+        sample: X,
         w: Option<&[f64]>,
         rng: &mut SeededRng,
     ) -> Result<Array2<F>> {
@@ -267,11 +259,11 @@ impl MiniBatchKMeans {
         let idx = match &self.init {
             KMeansInit::Given(c) => return Ok(c.mapv(F::from_f64_lossy)),
             KMeansInit::KMeansPlusPlus => {
-                greedy_kmeans_plus_plus(sample, w, self.k, rng, part, &SingleProcess)?
+                greedy_kmeans_plus_plus_of(sample, w, self.k, rng, part, &SingleProcess)?
             }
             KMeansInit::Random => random_rows(rng, sample.nrows(), self.k, w)?,
         };
-        Ok(sample.select(Axis(0), &idx))
+        Ok(sample.fetch(part, &idx, &SingleProcess))
     }
 
     /// The weights of rows `idx` of this process (`None` without sample weights).
@@ -284,14 +276,22 @@ impl MiniBatchKMeans {
     /// Fits on any row source (streamed chunk by chunk); in a distributed run, on this
     /// process's rows (labels are those of its rows).
     pub fn fit_source<F: Scalar, S: RowSource<F>>(&self, src: &S) -> Result<MiniBatchKMeansModel<F>> {
+        self.with_scaled_weights(|est| est.fit_scaled(src))
+    }
+
+    /// `fit` run with the sample weights in their overflow-safe form (the largest in [1, 2)),
+    /// the model's totals scaled back.
+    fn with_scaled_weights<F: Scalar>(
+        &self,
+        fit: impl FnOnce(&Self) -> Result<MiniBatchKMeansModel<F>>,
+    ) -> Result<MiniBatchKMeansModel<F>> {
         let Some(w) = self.sample_weight.as_deref() else {
-            return self.fit_scaled(src);
+            return fit(self);
         };
-        // (the same fit with the weights in their overflow-safe form; totals scaled back)
         let scaled = crate::data::validate::ScaledWeights::new(w);
         let mut with_scaled = self.clone();
         with_scaled.sample_weight = Some(scaled.weights.clone());
-        let mut model = with_scaled.fit_scaled(src)?;
+        let mut model = fit(&with_scaled)?;
         model.inertia = scaled.unscale(model.inertia, "inertia")?;
         for c in model.counts.iter_mut().chain(model.state.counts.iter_mut()) {
             *c = scaled.unscale(*c, "weight of a centre")?;
@@ -329,61 +329,94 @@ impl MiniBatchKMeans {
         let tol = self.tol * scan(src, chunk, part, comm)?;
         let mut rng = SeededRng::seed_from_u64(self.seed);
         let batch = self.batch_size.min(n);
-        let init_size = self
-            .init_size
-            .unwrap_or(if 3 * batch < self.k { 3 * self.k } else { 3 * batch })
-            .min(n);
-        let centers = self.initial_centers(src, part, comm, &mut rng, init_size)?;
+        let init_size = self.init_rows(n, batch);
+        let centers = self.initial_centers(|rng| read_sample(src, part, comm, rng, init_size), &mut rng)?;
         let backend = self.backend.clone();
         let mut state = Stepper::new(centers, self.reassignment_ratio, rng);
         let mut conv = Convergence::new(self.max_no_improvement, tol, batch, n);
-        let mut converged = false;
-        let n_chunks = n.div_ceil(chunk);
         let mine = part.offset..part.offset + n_local;
-        'epochs: for epoch in 0..self.max_iter {
+        let read = |lo: usize, hi: usize| {
+            // Global rows lo..hi; this process holds lo_l..hi_l of them (maybe none).
+            let lo_l = lo.clamp(mine.start, mine.end);
+            let hi_l = hi.clamp(lo_l, mine.end);
+            Ok((src.chunk(lo_l - part.offset, hi_l - part.offset)?, lo_l, hi_l))
+        };
+        let step =
+            |state: &mut Stepper<F>, (rows, lo_l, hi_l): &(CowArray<F, Ix2>, usize, usize), idx: &[usize]| {
+                let held: Vec<usize> = idx
+                    .iter()
+                    .filter(|i| (*lo_l..*hi_l).contains(i))
+                    .map(|i| i - lo_l)
+                    .collect();
+                // Each process assigns the batch rows it holds; rows, labels and distances are
+                // then gathered in batch order (exactly, as f64) on every process.
+                let held_rows = rows.select(Axis(0), &held);
+                let (labels, dists) = nearest(&backend, held_rows.view(), &state.centers)?;
+                let mut ext = Array2::<f64>::zeros((held.len(), d + 3));
+                for (r, mut e) in ext.rows_mut().into_iter().enumerate() {
+                    e.iter_mut()
+                        .zip(held_rows.row(r))
+                        .for_each(|(e, v)| *e = v.to_f64_exact());
+                    (e[d], e[d + 1]) = (labels[r] as f64, dists[r]);
+                    e[d + 2] = w.map_or(1.0, |w| w[lo_l - part.offset + held[r]]);
+                }
+                let all = share_rows(ext.view(), part, n_local, idx, comm);
+                let b = all.slice(s![.., ..d]).mapv(F::from_f64_lossy);
+                let labels = all.column(d).iter().map(|&v| v as i64).collect();
+                let random_reassign = state.random_reassign(batch);
+                Ok(state.apply(
+                    b.view(),
+                    labels,
+                    all.column(d + 1),
+                    all.column(d + 2),
+                    random_reassign,
+                ))
+            };
+        let converged = self.run_epochs(n, chunk, batch, &mut state, &mut conv, read, step)?;
+        // The final assignment of every point.
+        let (labels, inertia) = final_assignment(&backend, src, chunk, w, &state.centers, comm)?;
+        Ok(MiniBatchKMeansModel::fitted(
+            state, labels, inertia, conv.steps, batch, n, converged,
+        ))
+    }
+
+    /// Rows of the initialisation sample, at most n: `init_size`, or by default 3 × the batch
+    /// size; 3k when that is fewer than k (as scikit-learn, which warns when a given
+    /// `init_size` is below k).
+    fn init_rows(&self, n: usize, batch: usize) -> usize {
+        let size = self.init_size.unwrap_or(3 * batch);
+        if size < self.k { 3 * self.k } else { size }.min(n)
+    }
+
+    /// The epochs' schedule (see the module comment): the chunks of `chunk` rows in a random
+    /// order, each chunk's rows in a random order, in batches of `batch`. `read` gives the
+    /// chunk of global rows lo..hi; `step` makes one step on the batch of the given global
+    /// rows of that chunk and returns the batch inertia and the centres' squared movement.
+    /// Returns whether a stopping rule ended the run.
+    #[allow(clippy::too_many_arguments)]
+    fn run_epochs<F: Scalar, C>(
+        &self,
+        n: usize,
+        chunk: usize,
+        batch: usize,
+        state: &mut Stepper<F>,
+        conv: &mut Convergence,
+        mut read: impl FnMut(usize, usize) -> Result<C>,
+        mut step: impl FnMut(&mut Stepper<F>, &C, &[usize]) -> Result<(f64, f64)>,
+    ) -> Result<bool> {
+        let n_chunks = n.div_ceil(chunk);
+        for epoch in 0..self.max_iter {
             let mut order: Vec<usize> = (0..n_chunks).collect();
             order.shuffle(&mut state.rng);
             for c in order {
-                // Global rows lo..hi; this process holds lo_l..hi_l of them (maybe none).
                 let (lo, hi) = (c * chunk, ((c + 1) * chunk).min(n));
-                let lo_l = lo.clamp(mine.start, mine.end);
-                let hi_l = hi.clamp(lo_l, mine.end);
-                let local = (lo_l - part.offset, hi_l - part.offset);
-                let rows = src.chunk(local.0, local.1)?;
+                let rows = read(lo, hi)?;
                 let mut perm: Vec<usize> = (lo..hi).collect();
                 perm.shuffle(&mut state.rng);
                 for idx in perm.chunks(batch) {
-                    let held: Vec<usize> = idx
-                        .iter()
-                        .filter(|i| (lo_l..hi_l).contains(i))
-                        .map(|i| i - lo_l)
-                        .collect();
-                    // Each process assigns the batch rows it holds; rows, labels and distances
-                    // are then gathered in batch order (exactly, as f64) on every process.
-                    let held_rows = rows.select(Axis(0), &held);
-                    let (labels, dists) = nearest(&backend, held_rows.view(), state.centers.view())?;
-                    let mut ext = Array2::<f64>::zeros((held.len(), d + 3));
-                    for (r, mut e) in ext.rows_mut().into_iter().enumerate() {
-                        e.iter_mut()
-                            .zip(held_rows.row(r))
-                            .for_each(|(e, v)| *e = v.to_f64_exact());
-                        (e[d], e[d + 1]) = (labels[r] as f64, dists[r]);
-                        e[d + 2] = w.map_or(1.0, |w| w[local.0 + held[r]]);
-                    }
-                    let all = share_rows(ext.view(), part, n_local, idx, comm);
-                    let b = all.slice(s![.., ..d]).mapv(F::from_f64_lossy);
-                    let labels = all.column(d).iter().map(|&v| v as i64).collect();
-                    let random_reassign = state.random_reassign(batch);
-                    let (inertia, shift) = state.apply(
-                        b.view(),
-                        labels,
-                        all.column(d + 1),
-                        all.column(d + 2),
-                        random_reassign,
-                    );
+                    let (inertia, shift) = step(state, &rows, idx)?;
                     if conv.done(inertia, shift) {
-                        converged = true;
-                        break 'epochs;
+                        return Ok(true);
                     }
                 }
             }
@@ -395,32 +428,18 @@ impl MiniBatchKMeans {
                 })?;
             }
         }
-        // The final assignment of every point.
-        let (labels, inertia) = final_assignment(&backend, src, chunk, w, state.centers.view(), comm)?;
-        let n_steps = conv.steps;
-        Ok(MiniBatchKMeansModel {
-            centers: state.centers.clone(),
-            counts: state.counts.clone(),
-            labels,
-            inertia,
-            n_iter: (n_steps * batch).div_ceil(n),
-            n_steps,
-            converged,
-            state,
-        })
+        Ok(false)
     }
 
     /// The best of `n_init` starts (by inertia on one validation sample of `init_size` rows),
     /// each from its own sample of `init_size` rows.
-    fn initial_centers<F: Scalar, S: RowSource<F>>(
+    /// `draw` gives a sample of rows (in their own form) and their global indices.
+    fn initial_centers<F: Scalar, P: OwnedPoints<F>>(
         &self,
-        src: &S,
-        part: Partition,
-        comm: &dyn Communicator,
+        mut draw: impl FnMut(&mut SeededRng) -> Result<(P, Vec<usize>)>,
         rng: &mut SeededRng,
-        init_size: usize,
     ) -> Result<Array2<F>> {
-        let (validation, validation_idx) = read_sample(src, part, comm, rng, init_size)?;
+        let (validation, validation_idx) = draw(rng)?;
         let validation_w = self.weights_of(&validation_idx);
         let n_init = match (&self.init, self.n_init) {
             (_, Some(r)) => r,
@@ -430,15 +449,9 @@ impl MiniBatchKMeans {
         let backend = &self.backend;
         let mut best: Option<(Array2<F>, f64)> = None;
         for _ in 0..n_init {
-            let (sample, idx) = read_sample(src, part, comm, rng, init_size)?;
-            let centers = self.init_centers(sample.view(), self.weights_of(&idx).as_deref(), rng)?;
-            let inertia = batch_inertia(
-                backend,
-                validation.view(),
-                validation_w.as_deref(),
-                centers.view(),
-            )?
-            .1;
+            let (sample, idx) = draw(rng)?;
+            let centers = self.init_centers(sample.points(), self.weights_of(&idx).as_deref(), rng)?;
+            let inertia = batch_inertia(backend, validation.points(), validation_w.as_deref(), &centers)?.1;
             if best.as_ref().is_none_or(|b| inertia < b.1) {
                 best = Some((centers, inertia));
             }
@@ -462,29 +475,25 @@ impl MiniBatchKMeans {
     /// Starts incremental fitting on a first batch (scikit-learn's first `partial_fit` call):
     /// initial centres from the batch (which needs at least k rows), then one step.
     pub fn partial_fit<F: Scalar>(&self, batch: ArrayView2<F>) -> Result<MiniBatchKMeansModel<F>> {
-        self.validate(batch.nrows(), batch.ncols())?;
         crate::data::validate::check_points(batch)?;
+        self.start(crate::data::standard_layout(batch).view())
+    }
+
+    /// [`MiniBatchKMeans::partial_fit`] on sparse rows.
+    pub fn partial_fit_sparse<F: Scalar>(&self, batch: CsrView<F>) -> Result<MiniBatchKMeansModel<F>> {
+        self.start(batch)
+    }
+
+    fn start<F: Scalar, X: Points<F>>(&self, batch: X) -> Result<MiniBatchKMeansModel<F>> {
+        self.validate(batch.nrows(), batch.ncols())?;
         let mut rng = SeededRng::seed_from_u64(self.seed);
-        let batch = crate::data::standard_layout(batch);
-        let init_size = self
-            .init_size
-            .unwrap_or(3 * self.batch_size)
-            .max(self.k)
-            .min(batch.nrows());
+        let init_size = self.init_rows(batch.nrows(), self.batch_size.min(batch.nrows()));
         let idx = rand::seq::index::sample(&mut rng, batch.nrows(), init_size).into_vec();
         let sample_w = self.weights_of(&idx);
-        let centers = self.init_centers(batch.select(Axis(0), &idx).view(), sample_w.as_deref(), &mut rng)?;
-        let mut model = MiniBatchKMeansModel {
-            counts: vec![0.0; self.k],
-            centers: centers.clone(),
-            labels: Vec::new(),
-            inertia: 0.0,
-            n_iter: 0,
-            n_steps: 0,
-            converged: false,
-            state: Stepper::new(centers, self.reassignment_ratio, rng),
-        };
-        model.partial_fit_weighted(batch.view(), self.sample_weight.as_deref())?;
+        let centers = self.init_centers(batch.subset(&idx).points(), sample_w.as_deref(), &mut rng)?;
+        let state = Stepper::new(centers, self.reassignment_ratio, rng);
+        let mut model = MiniBatchKMeansModel::fitted(state, Vec::new(), 0.0, 0, 1, 1, false);
+        model.step_on(batch, self.sample_weight.as_deref())?;
         Ok(model)
     }
 }
@@ -587,11 +596,11 @@ fn read_sample<F: Scalar, S: RowSource<F>>(
 }
 
 /// Nearest-centre labels of `x` and their (weighted) inertia.
-fn batch_inertia<F: Scalar>(
-    backend: &impl Backend,
-    x: ArrayView2<F>,
+fn batch_inertia<F: Scalar, X: Points<F>>(
+    backend: &AnyBackend,
+    x: X,
     w: Option<&[f64]>,
-    centers: ArrayView2<F>,
+    centers: &Array2<F>,
 ) -> Result<(Vec<i64>, f64)> {
     let (labels, dists) = nearest(backend, x, centers)?;
     let inertia = match w {
@@ -602,13 +611,12 @@ fn batch_inertia<F: Scalar>(
 }
 
 /// Nearest-centre labels of `x` and the squared distances to them.
-fn nearest<F: Scalar>(
-    backend: &impl Backend,
-    x: ArrayView2<F>,
-    centers: ArrayView2<F>,
+fn nearest<F: Scalar, X: Points<F>>(
+    backend: &AnyBackend,
+    x: X,
+    centers: &Array2<F>,
 ) -> Result<(Vec<i64>, Vec<f64>)> {
-    let near = backend.nearest(x, centers, &MetricKind::SqEuclidean)?;
-    Ok(near
+    Ok(x.nearest(backend, centers)?
         .into_iter()
         .map(|m| (m.index as i64, m.distance.to_f64_exact()))
         .unzip())
@@ -651,22 +659,25 @@ impl<F: Scalar> Stepper<F> {
 
     /// One mini-batch step (scikit-learn's `_mini_batch_step`) on rows `x` of weights `w`:
     /// returns the batch inertia before the update and the centres' squared movement.
-    fn step(
+    fn step<X: Points<F>>(
         &mut self,
-        backend: &impl Backend,
-        x: ArrayView2<F>,
+        backend: &AnyBackend,
+        x: X,
         w: ArrayView1<f64>,
         random_reassign: bool,
     ) -> Result<(f64, f64)> {
-        let (labels, dists) = nearest(backend, x, self.centers.view())?;
+        let (labels, dists) = nearest(backend, x, &self.centers)?;
         Ok(self.apply(x, labels, ArrayView1::from(&dists), w, random_reassign))
     }
 
     /// The update of [`Stepper::step`] given the batch's nearest centres, their squared
-    /// distances and the rows' weights.
-    fn apply(
+    /// distances and the rows' weights. Each centre given points moves to the running mean
+    /// (its sums over the batch taken in batch order); a re-seeded centre becomes its batch
+    /// row instead. Only the centres that change are touched (no k × d work or memory per
+    /// step beyond them).
+    fn apply<X: Points<F>>(
         &mut self,
-        x: ArrayView2<F>,
+        x: X,
         labels: Vec<i64>,
         dists: ArrayView1<f64>,
         w: ArrayView1<f64>,
@@ -674,41 +685,61 @@ impl<F: Scalar> Stepper<F> {
     ) -> (f64, f64) {
         let (k, d) = self.centers.dim();
         let inertia = dists.iter().zip(w).map(|(d, w)| d * w).sum();
-        let mut sums = Array2::<f64>::zeros((k, d));
+        // The batch's rows grouped by centre, in batch order.
         let mut added = vec![0.0f64; k];
-        for ((row, &l), &wi) in x.rows().into_iter().zip(&labels).zip(w) {
+        let mut start = vec![0usize; k + 1];
+        for (&l, &wi) in labels.iter().zip(w) {
             added[l as usize] += wi;
-            sums.row_mut(l as usize)
-                .iter_mut()
-                .zip(row)
-                .for_each(|(s, v)| *s += wi * v.to_f64_exact());
+            start[l as usize + 1] += 1;
         }
-        let old = self.centers.clone();
+        for c in 0..k {
+            start[c + 1] += start[c];
+        }
+        let mut next = start.clone();
+        let mut members = vec![0usize; labels.len()];
+        for (r, &l) in labels.iter().enumerate() {
+            members[next[l as usize]] = r;
+            next[l as usize] += 1;
+        }
+        let old_counts = self.counts.clone();
         for c in (0..k).filter(|&c| added[c] > 0.0) {
-            let total = self.counts[c] + added[c];
-            for j in 0..d {
-                let v = (old[[c, j]].to_f64_exact() * self.counts[c] + sums[[c, j]]) / total;
-                self.centers[[c, j]] = F::from_f64_lossy(v);
-            }
-            self.counts[c] = total;
+            self.counts[c] += added[c];
         }
-        if random_reassign && self.reassignment_ratio > 0.0 {
-            self.reassign(x);
+        let reseeded = if random_reassign && self.reassignment_ratio > 0.0 {
+            self.reseed(x.nrows())
+        } else {
+            vec![None; k]
+        };
+        // New centres, and their squared movement summed in centre and feature order.
+        let (mut shift, mut sums, mut row) = (0.0, vec![0.0f64; d], vec![F::zero(); d]);
+        for c in 0..k {
+            if let Some(r) = reseeded[c] {
+                x.copy_row(r, &mut row);
+            } else if added[c] > 0.0 {
+                sums.fill(0.0);
+                for &r in &members[start[c]..start[c + 1]] {
+                    x.add_row(r, w[r], &mut sums);
+                }
+                let total = old_counts[c] + added[c];
+                for ((v, &o), &s) in row.iter_mut().zip(self.centers.row(c)).zip(&sums) {
+                    *v = F::from_f64_lossy((o.to_f64_exact() * old_counts[c] + s) / total);
+                }
+            } else {
+                continue;
+            }
+            for (o, &v) in self.centers.row_mut(c).iter_mut().zip(&row) {
+                shift += (v.to_f64_exact() - o.to_f64_exact()).powi(2);
+                *o = v;
+            }
         }
         self.labels = labels;
-        let shift = self
-            .centers
-            .iter()
-            .zip(&old)
-            .map(|(a, b)| (a.to_f64_exact() - b.to_f64_exact()).powi(2))
-            .sum();
         (inertia, shift)
     }
 
-    /// Re-seeds the centres whose count is below `reassignment_ratio` × the largest (at most
-    /// half the batch, the lowest counts first) from distinct random batch points; their
-    /// counts become the smallest count of the others.
-    fn reassign(&mut self, x: ArrayView2<F>) {
+    /// The centres to re-seed: those whose count is below `reassignment_ratio` × the largest
+    /// (at most half the batch of `batch_rows` rows, the lowest counts first), each given a
+    /// distinct random batch row; their counts become the smallest count of the others.
+    fn reseed(&mut self, batch_rows: usize) -> Vec<Option<usize>> {
         let k = self.counts.len();
         let max = self.counts.iter().copied().fold(0.0, f64::max);
         let mut low: Vec<bool> = self
@@ -716,7 +747,7 @@ impl<F: Scalar> Stepper<F> {
             .iter()
             .map(|&c| c < self.reassignment_ratio * max)
             .collect();
-        let cap = x.nrows() / 2;
+        let cap = batch_rows / 2;
         if low.iter().filter(|&&l| l).count() > cap {
             let mut order: Vec<usize> = (0..k).collect();
             order.sort_by(|&a, &b| self.counts[a].total_cmp(&self.counts[b]).then(a.cmp(&b)));
@@ -724,13 +755,14 @@ impl<F: Scalar> Stepper<F> {
                 low[c] = false;
             }
         }
+        let mut reseeded = vec![None; k];
         let chosen: Vec<usize> = (0..k).filter(|&c| low[c]).collect();
         if chosen.is_empty() {
-            return;
+            return reseeded;
         }
-        let rows = rand::seq::index::sample(&mut self.rng, x.nrows(), chosen.len()).into_vec();
+        let rows = rand::seq::index::sample(&mut self.rng, batch_rows, chosen.len()).into_vec();
         for (&c, &r) in chosen.iter().zip(&rows) {
-            self.centers.row_mut(c).assign(&x.row(r));
+            reseeded[c] = Some(r);
         }
         let floor = (0..k)
             .filter(|&c| !low[c])
@@ -739,6 +771,7 @@ impl<F: Scalar> Stepper<F> {
         for &c in &chosen {
             self.counts[c] = floor;
         }
+        reseeded
     }
 }
 
@@ -814,6 +847,28 @@ pub struct MiniBatchKMeansModel<F> {
 }
 
 impl<F: Scalar> MiniBatchKMeansModel<F> {
+    /// The model of a run's state after `n_steps` steps of `batch` rows over `n` rows.
+    fn fitted(
+        state: Stepper<F>,
+        labels: Vec<i64>,
+        inertia: f64,
+        n_steps: usize,
+        batch: usize,
+        n: usize,
+        converged: bool,
+    ) -> Self {
+        MiniBatchKMeansModel {
+            centers: state.centers.clone(),
+            counts: state.counts.clone(),
+            labels,
+            inertia,
+            n_iter: (n_steps * batch).div_ceil(n),
+            n_steps,
+            converged,
+            state,
+        }
+    }
+
     /// One more step on `batch` (scikit-learn's later `partial_fit` calls): labels and inertia
     /// become the batch's.
     pub fn partial_fit(&mut self, batch: ArrayView2<F>) -> Result<()> {
@@ -823,6 +878,23 @@ impl<F: Scalar> MiniBatchKMeansModel<F> {
     /// [`MiniBatchKMeansModel::partial_fit`] with the weights of the batch's rows.
     pub fn partial_fit_weighted(&mut self, batch: ArrayView2<F>, w: Option<&[f64]>) -> Result<()> {
         crate::data::validate::check_points(batch)?;
+        check_new_points(
+            batch,
+            self.centers.view(),
+            Arithmetic::SQUARES,
+            "mini-batch k-means",
+        )?;
+        self.step_on(crate::data::standard_layout(batch).view(), w)
+    }
+
+    /// [`MiniBatchKMeansModel::partial_fit_weighted`] on sparse rows.
+    pub fn partial_fit_sparse(&mut self, batch: CsrView<F>, w: Option<&[f64]>) -> Result<()> {
+        super::sparse::check_rows(&self.centers, batch)?;
+        self.step_on(batch, w)
+    }
+
+    /// One step on checked rows; the model unchanged when it fails.
+    fn step_on<X: Points<F>>(&mut self, batch: X, w: Option<&[f64]>) -> Result<()> {
         crate::data::validate::check_same_len("number of features", self.centers.ncols(), batch.ncols())?;
         let ones;
         let w = match w {
@@ -835,12 +907,11 @@ impl<F: Scalar> MiniBatchKMeansModel<F> {
                 ones.view()
             }
         };
-        let batch = crate::data::standard_layout(batch);
         let random_reassign = self.state.random_reassign(batch.nrows());
         let before = self.state.clone();
         let (inertia, _) = self
             .state
-            .step(&CpuBackend::default(), batch.view(), w, random_reassign)?;
+            .step(&AnyBackend::default(), batch, w, random_reassign)?;
         let finite = |v: &f64| v.is_finite();
         if !(inertia.is_finite() && self.state.counts.iter().all(finite))
             || self.state.centers.iter().any(|c| !c.to_f64_exact().is_finite())
@@ -863,6 +934,12 @@ impl<F: Scalar> MiniBatchKMeansModel<F> {
     /// Euclidean distance of each point to each centre (n × k).
     pub fn transform(&self, x: ArrayView2<F>) -> Result<Array2<F>> {
         super::centre_distances(x, self.centers.view())
+    }
+
+    /// Euclidean distance of each sparse row to each centre (n × k).
+    pub fn transform_sparse(&self, x: CsrView<F>) -> Result<Array2<F>> {
+        super::sparse::check_rows(&self.centers, x)?;
+        Ok(super::sparse::transform(&self.centers, x))
     }
 }
 
@@ -897,31 +974,58 @@ impl<F: Scalar> SaveLoad for MiniBatchKMeansModel<F> {
     /// centres and counts, its re-seeding draws starting from seed 0.
     fn from_stored(s: StoredMiniBatchKMeans) -> Result<Self> {
         let centers = crate::kmeans::checked_centers::<F>(&s.centers)?;
-        crate::data::validate::check_same_len("centre counts", centers.nrows(), s.counts.len())?;
-        if let Some(c) = s.counts.iter().find(|c| !(c.is_finite() && **c >= 0.0)) {
+        let mut model = MiniBatchKMeansModel::from_parts(centers, s.counts, s.reassignment_ratio, 0, 0)
+            .map_err(|e| match e {
+                Error::Unsupported(m) => Error::Unsupported(format!("model file: {m}")),
+                e => e,
+            })?;
+        (model.inertia, model.n_iter, model.n_steps) = (s.inertia, s.n_iter, s.n_steps);
+        model.converged = s.converged;
+        Ok(model)
+    }
+}
+
+impl<F: Scalar> MiniBatchKMeansModel<F> {
+    /// A model to continue from its parts: the centres, their counts and the points seen since
+    /// the last re-seeding check (what a caller keeping the state between `partial_fit` calls
+    /// hands back, as the Python package does); its re-seeding draws start from `seed`.
+    pub fn from_parts(
+        centers: Array2<F>,
+        counts: Vec<f64>,
+        reassignment_ratio: f64,
+        points_since_reassign: usize,
+        seed: u64,
+    ) -> Result<Self> {
+        crate::data::validate::check_same_len("centre counts", centers.nrows(), counts.len())?;
+        if let Some(c) = counts.iter().find(|c| !(c.is_finite() && **c >= 0.0)) {
             return Err(Error::Unsupported(format!(
-                "model file: centre counts: {c} is not a finite, non-negative weight"
+                "centre counts: {c} is not a finite, non-negative weight"
             )));
         }
-        if !(0.0..=1.0).contains(&s.reassignment_ratio) {
+        if !(0.0..=1.0).contains(&reassignment_ratio) {
             return Err(Error::param(
                 "reassignment_ratio",
-                s.reassignment_ratio,
+                reassignment_ratio,
                 "must be in [0, 1]",
             ));
         }
-        let mut state = Stepper::new(centers.clone(), s.reassignment_ratio, SeededRng::seed_from_u64(0));
-        state.counts = s.counts.clone();
-        Ok(MiniBatchKMeansModel {
-            centers,
-            counts: s.counts,
-            labels: Vec::new(),
-            inertia: s.inertia,
-            n_iter: s.n_iter,
-            n_steps: s.n_steps,
-            converged: s.converged,
+        let mut state = Stepper::new(centers, reassignment_ratio, SeededRng::seed_from_u64(seed));
+        state.counts = counts;
+        state.since_reassign = points_since_reassign;
+        Ok(MiniBatchKMeansModel::fitted(
             state,
-        })
+            Vec::new(),
+            0.0,
+            0,
+            1,
+            1,
+            false,
+        ))
+    }
+
+    /// Points given since the last re-seeding check (scikit-learn's `_n_since_last_reassign`).
+    pub fn points_since_reassign(&self) -> usize {
+        self.state.since_reassign
     }
 }
 
@@ -945,7 +1049,16 @@ impl<F: Scalar> Predict<ArrayView2<'_, F>> for MiniBatchKMeansModel<F> {
     /// The nearest centre of each point.
     fn predict(&self, x: &ArrayView2<'_, F>) -> Result<Vec<i64>> {
         check_new_points(*x, self.centers.view(), Arithmetic::SQUARES, "k-means")?;
-        Ok(batch_inertia(&CpuBackend::default(), *x, None, self.centers.view())?.0)
+        Ok(batch_inertia(&AnyBackend::default(), *x, None, &self.centers)?.0)
+    }
+}
+
+impl<F: Scalar> Predict<CsrView<'_, F>> for MiniBatchKMeansModel<F> {
+    type Output = Vec<i64>;
+    /// The nearest centre of each sparse row.
+    fn predict(&self, x: &CsrView<'_, F>) -> Result<Vec<i64>> {
+        super::sparse::check_rows(&self.centers, *x)?;
+        Ok(batch_inertia(&AnyBackend::default(), *x, None, &self.centers)?.0)
     }
 }
 
@@ -953,7 +1066,7 @@ impl MemoryEstimate for MiniBatchKMeans {
     /// Labels, the initialisation sample with its k-means++ distances, one batch and the
     /// centres with their counts; the data themselves are streamed from a .npy file.
     fn memory_estimate(&self, n: usize, d: usize, elem: usize) -> u64 {
-        let init = self.init_size.unwrap_or(3 * self.batch_size.max(self.k)).min(n);
+        let init = self.init_rows(n, self.batch_size.min(n));
         let chunk = self
             .chunk_size
             .unwrap_or((64 << 20) / (d * elem).max(1))
@@ -973,13 +1086,100 @@ impl<F: Scalar> Fit<ArrayView2<'_, F>> for MiniBatchKMeans {
     }
 }
 
+impl<F: Scalar> Fit<CsrView<'_, F>> for MiniBatchKMeans {
+    type Model = MiniBatchKMeansModel<F>;
+    /// Mini-batch k-means on sparse rows in memory, on one process and the CPU: the same
+    /// schedule, draws and updates as for the same rows dense (the tolerance's variance with
+    /// the implicit zeros); the centres are dense.
+    fn fit(&self, x: &CsrView<'_, F>) -> Result<MiniBatchKMeansModel<F>> {
+        let x = *x;
+        let (n, d) = (x.nrows(), x.ncols());
+        if self.comm.size() > 1 {
+            return Err(Error::Unsupported(
+                "mini-batch k-means on sparse rows runs on one process (a distributed run takes dense rows)"
+                    .into(),
+            ));
+        }
+        if self.backend.assigns_off_host() {
+            return Err(Error::NotOnDevice(
+                "mini-batch k-means on sparse rows runs on the CPU".into(),
+            ));
+        }
+        self.validate(n, d)?;
+        crate::data::validate::check_extents::<F>(
+            &x.column_extents(),
+            n,
+            Arithmetic::SQUARES,
+            "mini-batch k-means",
+        )?;
+        crate::memory::check(
+            || {
+                format!(
+                    "mini-batch k-means on {n} sparse rows of {d} columns, k = {}",
+                    self.k
+                )
+            },
+            self.sparse_memory_estimate(n, d, x.nnz(), size_of::<F>()),
+            crate::error::hints::MINIBATCH,
+        )?;
+        self.with_scaled_weights(|est| est.fit_sparse_scaled(x))
+    }
+}
+
+impl MiniBatchKMeans {
+    /// [`Fit::fit`] on sparse rows, with weights whose largest is in [1, 2).
+    fn fit_sparse_scaled<F: Scalar>(&self, x: CsrView<F>) -> Result<MiniBatchKMeansModel<F>> {
+        let n = x.nrows();
+        let w = self.sample_weight.as_deref();
+        let tol = self.tol * super::sparse::mean_variance(x);
+        let mut rng = SeededRng::seed_from_u64(self.seed);
+        let batch = self.batch_size.min(n);
+        let init_size = self.init_rows(n, batch);
+        let sample = |rng: &mut SeededRng| {
+            let mut idx = rand::seq::index::sample(rng, n, init_size).into_vec();
+            idx.sort_unstable();
+            Ok((x.select_rows(&idx), idx))
+        };
+        let centers = self.initial_centers(sample, &mut rng)?;
+        let backend = AnyBackend::default();
+        let mut state = Stepper::new(centers, self.reassignment_ratio, rng);
+        let mut conv = Convergence::new(self.max_no_improvement, tol, batch, n);
+        let step = |state: &mut Stepper<F>, _: &(), idx: &[usize]| {
+            let rows = x.select_rows(idx);
+            let ones = ndarray::Array1::ones(idx.len());
+            let weights = w.map_or(ones, |w| idx.iter().map(|&i| w[i]).collect());
+            let random_reassign = state.random_reassign(batch);
+            state.step(&backend, rows.view(), weights.view(), random_reassign)
+        };
+        let chunk = self.chunk_rows::<F>(x.ncols());
+        let converged = self.run_epochs(n, chunk, batch, &mut state, &mut conv, |_, _| Ok(()), step)?;
+        let (labels, inertia) = batch_inertia(&backend, x, w, &state.centers)?;
+        Ok(MiniBatchKMeansModel::fitted(
+            state, labels, inertia, conv.steps, batch, n, converged,
+        ))
+    }
+
+    /// Bytes mini-batch k-means allocates beside sparse rows: per row the label and the final
+    /// assignment's (label, distance); the two initialisation samples (their share of the
+    /// stored values) with their k-means++ distances; the centres, a copy of them per step,
+    /// and their counts.
+    pub fn sparse_memory_estimate(&self, n: usize, d: usize, nnz: usize, elem: usize) -> u64 {
+        let init = self.init_rows(n, self.batch_size.min(n));
+        let per_row = nnz / n.max(1) + 1;
+        product(&[n, 8 + 16])
+            .saturating_add(product(&[2 * init, per_row, elem + 4]))
+            .saturating_add(product(&[init, 8 * 8]))
+            .saturating_add(product(&[self.k, d, 3 * elem + 8]))
+    }
+}
+
 /// Every row's nearest centre and the (weighted) inertia over all processes, chunk by chunk.
 fn final_assignment<F: Scalar, S: RowSource<F>>(
     backend: &AnyBackend,
     src: &S,
     chunk: usize,
     w: Option<&[f64]>,
-    centers: ArrayView2<F>,
+    centers: &Array2<F>,
     comm: &dyn Communicator,
 ) -> Result<(Vec<i64>, f64)> {
     let n_local = src.nrows();

@@ -102,18 +102,23 @@ pub enum KMeansInit {
 impl KMeansInit {
     /// Given centres must be k × d and finite; the other choices need no check.
     pub(crate) fn check(&self, k: usize, d: usize) -> Result<()> {
-        if let KMeansInit::Given(c) = self {
-            if c.dim() != (k, d) {
-                return Err(Error::ShapeMismatch {
-                    what: "initial centres".into(),
-                    expected: format!("{k} x {d}"),
-                    got: format!("{} x {}", c.nrows(), c.ncols()),
-                });
-            }
-            crate::data::validate::check_finite(c.view(), "initial centres")?;
+        match self {
+            KMeansInit::Given(c) => check_start(c.view(), k, d),
+            _ => Ok(()),
         }
-        Ok(())
     }
+}
+
+/// Given initial centres: k × d, finite.
+pub(crate) fn check_start<F: Scalar>(c: ArrayView2<F>, k: usize, d: usize) -> Result<()> {
+    if c.dim() != (k, d) {
+        return Err(Error::ShapeMismatch {
+            what: "initial centres".into(),
+            expected: format!("{k} x {d}"),
+            got: format!("{} x {}", c.nrows(), c.ncols()),
+        });
+    }
+    crate::data::validate::check_finite(c, "initial centres")
 }
 
 /// The assignment step.
@@ -450,13 +455,13 @@ impl<F: Scalar> Fit<ArrayView2<'_, F>> for KMeans {
             Algorithm::Auto if self.backend.assigns_off_host() => Algorithm::Lloyd,
             a => a.resolve(part.n_global.div_ceil(comm.size()), self.k, x.ncols()),
         };
-        self.runs(x, part, comm, tol, algorithm)
+        self.runs(x, part, comm, tol, algorithm, None)
     }
 }
 
 impl KMeans {
-    /// The `n_init` runs on checked points (`tol` already scaled by the data): each seeded,
-    /// then iterated; the lowest inertia kept.
+    /// The `n_init` runs on checked points (`tol` already scaled by the data): each seeded
+    /// (the first from `start` when given), then iterated; the lowest inertia kept.
     fn runs<F: Scalar, X: Points<F>>(
         &self,
         x: X,
@@ -464,6 +469,7 @@ impl KMeans {
         comm: &dyn Communicator,
         tol: f64,
         algorithm: Algorithm,
+        mut start: Option<Array2<F>>,
     ) -> Result<KMeansModel<F>> {
         let n_init = self
             .n_init
@@ -473,13 +479,14 @@ impl KMeans {
         let mut rng = SeededRng::seed_from_u64(self.seed);
         let mut best: Option<KMeansModel<F>> = None;
         for _ in 0..n_init {
-            let centers = match &self.init {
-                KMeansInit::Given(c) => c.mapv(F::from_f64_lossy),
-                KMeansInit::Random => {
+            let centers = match (start.take(), &self.init) {
+                (Some(c), _) => c,
+                (None, KMeansInit::Given(c)) => c.mapv(F::from_f64_lossy),
+                (None, KMeansInit::Random) => {
                     let idx = random_rows(&mut rng, part.n_global, self.k, w)?;
                     x.fetch(part, &idx, comm)
                 }
-                KMeansInit::KMeansPlusPlus => {
+                (None, KMeansInit::KMeansPlusPlus) => {
                     if let Some(p) = &self.progress {
                         p.phase("init (k-means++)");
                     }

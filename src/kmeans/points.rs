@@ -5,9 +5,9 @@
 //! centres of some rows.
 
 use super::lloyd::Totals;
-use crate::backend::{AnyBackend, Backend, CpuBackend, Distances, NearestTwo};
+use crate::backend::{AnyBackend, Backend, CpuBackend, Distances, Nearest, NearestTwo};
 use crate::comm::{fetch_rows, Communicator, Partition};
-use crate::data::CsrView;
+use crate::data::{Csr, CsrView};
 use crate::error::Result;
 use crate::metric::MetricKind;
 use crate::scalar::Scalar;
@@ -15,6 +15,8 @@ use ndarray::{Array2, ArrayView2, Axis};
 
 /// Rows k-means can run on.
 pub(crate) trait Points<F: Scalar>: Copy + Send + Sync {
+    /// The owned form of some of these rows (a sample or a batch).
+    type Owned: OwnedPoints<F>;
     /// Rows held here.
     fn nrows(&self) -> usize;
     /// Columns.
@@ -41,6 +43,36 @@ pub(crate) trait Points<F: Scalar>: Copy + Send + Sync {
     fn nearest_two(&self, rows: Option<&[usize]>, centers: &Array2<F>) -> Result<Vec<NearestTwo<F>>>;
     /// Rows `idx` (global indices over the processes of `comm`) as dense rows, in that order.
     fn fetch(&self, part: Partition, idx: &[usize], comm: &dyn Communicator) -> Array2<F>;
+    /// Rows `idx` of this process, in that order, in the rows' own form.
+    fn subset(&self, idx: &[usize]) -> Self::Owned;
+    /// Row `i` written into `out` (all `ncols` values).
+    fn copy_row(&self, i: usize, out: &mut [F]);
+    /// Each row's nearest centre (squared Euclidean) and its exact squared distance.
+    fn nearest(&self, backend: &AnyBackend, centers: &Array2<F>) -> Result<Vec<Nearest<F>>>;
+}
+
+/// Rows held in memory, viewed as [`Points`]: a dense matrix or a sparse one.
+pub(crate) trait OwnedPoints<F: Scalar> {
+    /// The view.
+    type View<'a>: Points<F>
+    where
+        Self: 'a;
+    /// The rows as [`Points`].
+    fn points(&self) -> Self::View<'_>;
+}
+
+impl<F: Scalar> OwnedPoints<F> for Array2<F> {
+    type View<'a> = ArrayView2<'a, F>;
+    fn points(&self) -> ArrayView2<'_, F> {
+        self.view()
+    }
+}
+
+impl<F: Scalar> OwnedPoints<F> for Csr<F> {
+    type View<'a> = CsrView<'a, F>;
+    fn points(&self) -> CsrView<'_, F> {
+        self.view()
+    }
 }
 
 /// Σc² of each centre in f64 (the norms [`Points::sq_dist`] takes).
@@ -53,6 +85,7 @@ pub(super) fn centre_norms<F: Scalar>(centers: &Array2<F>) -> Vec<f64> {
 }
 
 impl<'a, F: Scalar> Points<F> for ArrayView2<'a, F> {
+    type Owned = Array2<F>;
     fn nrows(&self) -> usize {
         ArrayView2::nrows(self)
     }
@@ -101,10 +134,20 @@ impl<'a, F: Scalar> Points<F> for ArrayView2<'a, F> {
     fn fetch(&self, part: Partition, idx: &[usize], comm: &dyn Communicator) -> Array2<F> {
         fetch_rows(*self, part, idx, comm)
     }
+    fn subset(&self, idx: &[usize]) -> Array2<F> {
+        self.select(Axis(0), idx)
+    }
+    fn copy_row(&self, i: usize, out: &mut [F]) {
+        out.iter_mut().zip(self.row(i)).for_each(|(o, &v)| *o = v);
+    }
+    fn nearest(&self, backend: &AnyBackend, centers: &Array2<F>) -> Result<Vec<Nearest<F>>> {
+        backend.nearest(*self, centers.view(), &MetricKind::SqEuclidean)
+    }
 }
 
 /// Sparse rows: see `sparse.rs`; the trait's methods forward there.
 impl<'a, F: Scalar> Points<F> for CsrView<'a, F> {
+    type Owned = Csr<F>;
     fn nrows(&self) -> usize {
         CsrView::nrows(self)
     }
@@ -147,5 +190,15 @@ impl<'a, F: Scalar> Points<F> for CsrView<'a, F> {
             self.scatter_row(i, row.as_slice_mut().expect("standard layout"));
         }
         out
+    }
+    fn subset(&self, idx: &[usize]) -> Csr<F> {
+        self.select_rows(idx)
+    }
+    fn copy_row(&self, i: usize, out: &mut [F]) {
+        out.fill(F::zero());
+        self.scatter_row(i, out);
+    }
+    fn nearest(&self, _backend: &AnyBackend, centers: &Array2<F>) -> Result<Vec<Nearest<F>>> {
+        Ok(super::sparse::nearest(*self, centers, Distances::Exact))
     }
 }

@@ -314,7 +314,21 @@ impl<F: Scalar> Fit<CsrView<'_, F>> for KMeans {
     /// fastest on sparse rows: the transposed centres make its pass cheaper than the per-centre
     /// distances the bounds need).
     fn fit(&self, x: &CsrView<'_, F>) -> Result<KMeansModel<F>> {
-        let x = *x;
+        self.fit_sparse(*x, None)
+    }
+}
+
+impl KMeans {
+    /// [`Fit::fit`] on sparse rows from the given initial centres (k × d), moved in: with
+    /// `init` = [`KMeansInit::Given`](super::KMeansInit::Given) the estimator holds its own copy of the centres and
+    /// the fit makes another in the rows' element type, where this holds none (what matters
+    /// when k × d is large beside the rows). `n_init` counts this start as the first run.
+    pub fn fit_sparse_from<F: Scalar>(&self, x: CsrView<F>, centers: Array2<F>) -> Result<KMeansModel<F>> {
+        super::check_start(centers.view(), self.k, x.ncols())?;
+        self.fit_sparse(x, Some(centers))
+    }
+
+    fn fit_sparse<F: Scalar>(&self, x: CsrView<F>, start: Option<Array2<F>>) -> Result<KMeansModel<F>> {
         let (n, d) = (x.nrows(), x.ncols());
         if self.comm.size() > 1 {
             return Err(Error::Unsupported(
@@ -346,7 +360,7 @@ impl<F: Scalar> Fit<CsrView<'_, F>> for KMeans {
             Algorithm::Auto => Algorithm::Lloyd,
             a => a,
         };
-        self.runs(x, part, &SingleProcess, tol, algorithm)
+        self.runs(x, part, &SingleProcess, tol, algorithm, start)
     }
 }
 
@@ -364,40 +378,45 @@ impl<F: Scalar> KMeansModel<F> {
     /// Euclidean distance of each sparse row to each centre (n × k), scikit-learn's
     /// `transform` on sparse input.
     pub fn transform_sparse(&self, x: CsrView<F>) -> Result<Array2<F>> {
-        self.check_sparse(x)?;
-        let norms = super::points::centre_norms(&self.centers);
-        let mut out = Array2::<F>::zeros((x.nrows(), self.centers.nrows()));
-        out.axis_iter_mut(ndarray::Axis(0))
-            .into_par_iter()
-            .enumerate()
-            .for_each(|(i, mut o)| {
-                for (l, c) in self.centers.rows().into_iter().enumerate() {
-                    let v = sq_dist(x.row(i), c.to_slice().expect("contiguous"), norms[l]);
-                    o[l] = F::from_f64_lossy(v.sqrt());
-                }
-            });
-        Ok(out)
+        check_rows(&self.centers, x)?;
+        Ok(transform(&self.centers, x))
     }
+}
 
-    /// New sparse rows against the model: as many columns, values within the fit's range.
-    fn check_sparse(&self, x: CsrView<F>) -> Result<()> {
-        check_same_len("number of features", self.centers.ncols(), x.ncols())?;
-        let mut extents = x.column_extents();
-        merge_extents(&mut extents, &column_extents(self.centers.view()));
-        check_extents::<F>(
-            &extents,
-            x.nrows() + self.centers.nrows(),
-            Arithmetic::SQUARES,
-            "k-means",
-        )
-    }
+/// The Euclidean distance of each sparse row to each centre (n × k).
+pub(super) fn transform<F: Scalar>(centers: &Array2<F>, x: CsrView<F>) -> Array2<F> {
+    let norms = super::points::centre_norms(centers);
+    let mut out = Array2::<F>::zeros((x.nrows(), centers.nrows()));
+    out.axis_iter_mut(ndarray::Axis(0))
+        .into_par_iter()
+        .enumerate()
+        .for_each(|(i, mut o)| {
+            for (l, c) in centers.rows().into_iter().enumerate() {
+                let v = sq_dist(x.row(i), c.to_slice().expect("contiguous"), norms[l]);
+                o[l] = F::from_f64_lossy(v.sqrt());
+            }
+        });
+    out
+}
+
+/// New sparse rows against a model's centres: as many columns, values within the fit's range.
+pub(super) fn check_rows<F: Scalar>(centers: &Array2<F>, x: CsrView<F>) -> Result<()> {
+    check_same_len("number of features", centers.ncols(), x.ncols())?;
+    let mut extents = x.column_extents();
+    merge_extents(&mut extents, &column_extents(centers.view()));
+    check_extents::<F>(
+        &extents,
+        x.nrows() + centers.nrows(),
+        Arithmetic::SQUARES,
+        "k-means",
+    )
 }
 
 impl<F: Scalar> Predict<CsrView<'_, F>> for KMeansModel<F> {
     type Output = Vec<i64>;
     /// The nearest centre of each sparse row.
     fn predict(&self, x: &CsrView<'_, F>) -> Result<Vec<i64>> {
-        self.check_sparse(*x)?;
+        check_rows(&self.centers, *x)?;
         Ok(nearest(*x, &self.centers, Distances::Approximate)
             .into_iter()
             .map(|n| n.index as i64)
@@ -409,7 +428,7 @@ impl<F: Scalar> KMeansModel<F> {
     /// The nearest centre of each sparse row and its exact squared distance (what scikit-learn's
     /// `score` sums).
     pub fn nearest_sparse(&self, x: CsrView<F>) -> Result<Vec<Nearest<F>>> {
-        self.check_sparse(x)?;
+        check_rows(&self.centers, x)?;
         Ok(nearest(x, &self.centers, Distances::Exact))
     }
 }

@@ -292,7 +292,8 @@ pub fn run_bisecting(a: BisectingArgs) -> CliResult {
 #[derive(clap::Args)]
 pub struct MiniBatchArgs {
     /// Points, rows = samples: a .npy file or a folder of .npy shards is streamed in chunks
-    /// (it may be larger than memory); a .csv file is read whole.
+    /// (it may be larger than memory); a .csv file is read whole; a sparse .npz, .mtx or
+    /// svmlight file is fitted as sparse rows (--standardize then scales without centring).
     input: PathBuf,
     #[command(flatten)]
     algo: AlgoArgs,
@@ -305,7 +306,7 @@ pub struct MiniBatchArgs {
     /// Initialisations tried on samples, the best kept (default: 1, or 3 with random).
     #[arg(long)]
     n_init: Option<usize>,
-    /// Rows sampled for the initialisation (default 3 × batch size).
+    /// Rows sampled for the initialisation (default 3 × batch size; 3k when below k).
     #[arg(long)]
     init_size: Option<usize>,
     /// Relative tolerance on the centres' movement per step (0 = off).
@@ -371,6 +372,12 @@ pub fn run_minibatch(a: MiniBatchArgs) -> CliResult {
 fn fit_minibatch<F: Scalar>(params: MiniBatchKMeans, a: &MiniBatchArgs) -> CliResult {
     let started = Instant::now();
     let procs = Processes::new(a.distributed)?;
+    let sparse = clustr::data::SparseKind::of(&a.input).is_some();
+    if sparse && a.distributed {
+        return Err(CliError::usage(
+            "a sparse file is fitted on one process: leave out --distributed",
+        ));
+    }
     let ((chosen, d, fit_s), ran) = a.exec.run("minibatch-kmeans", |backend| {
         let t0 = Instant::now();
         let base = params
@@ -385,11 +392,31 @@ fn fit_minibatch<F: Scalar>(params: MiniBatchKMeans, a: &MiniBatchArgs) -> CliRe
             criterion: Criterion::Silhouette,
             memory_of_fit: Box::new(move |k| params.with_k(k).memory_estimate(n, d, size_of::<F>())),
         };
-        // (a sparse file is read whole, its dense form within the memory limit)
-        let sparse = clustr::data::SparseKind::of(&a.input).is_some();
         let streamed =
             a.distributed || a.input.is_dir() || (!sparse && FileKind::of(&a.input)? == FileKind::Npy);
-        let (chosen, d) = if streamed {
+        let (chosen, d) = if sparse {
+            let x = load_sparse_points::<F>(&a.input)?;
+            let x = x.view();
+            let (n, d) = (x.nrows(), x.ncols());
+            let how = KChoice {
+                what: "minibatch-kmeans",
+                steps: params.max_iter,
+                // (the silhouette needs dense rows: over sparse ones the elbow of the inertia)
+                criterion: Criterion::Elbow,
+                memory_of_fit: Box::new(move |k| {
+                    params
+                        .with_k(k)
+                        .sparse_memory_estimate(n, d, x.nnz(), size_of::<F>())
+                }),
+            };
+            let fit = |k, progress| fit_one(k, progress).fit(&x);
+            let chosen = a
+                .algo
+                .choose(how, &a.output, n, None::<ndarray::ArrayView2<F>>, fit, |_, _| {
+                    None
+                })?;
+            (chosen, d)
+        } else if streamed {
             let rows = procs.rows(&a.input)?;
             let (n, d) = (rows.nrows(), rows.ncols());
             // With several k, the silhouette's sample is read once and scores every fit (the
