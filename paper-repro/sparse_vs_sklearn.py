@@ -1,6 +1,7 @@
-"""Sparse k-means (issue #41): clustr against scikit-learn on a TF-IDF-like matrix — time per
-Lloyd iteration from the same initial centres, the whole default fit, and peak memory — at 1
-and 2 threads, with the labels of the two compared.
+"""Sparse k-means and DBSCAN (issue #41): clustr against scikit-learn on a TF-IDF-like matrix —
+k-means' time per Lloyd iteration from the same initial centres, the whole default fit, and
+peak memory; DBSCAN's (cosine) whole fit and peak memory — at 1 and 2 threads, with the labels
+of the two compared.
 
 Needs (installed by you, not by this script): numpy, scipy, scikit-learn and clustr's Python
 package in one virtual environment outside the repository, e.g. the project's own
@@ -19,7 +20,9 @@ centres with algorithm="lloyd", alternating, --repeats times, median (min-max). 
 draws differ, so the iteration counts are reported beside the times). Peak memory: a fresh
 process loads the matrix, resets its peak resident size (Linux: /proc/self/clear_refs), fits once
 (same centres, 10 iterations) and reports how far the peak rose above the resident size before
-the fit; beside it the matrix's own bytes, the centres' and the labels'.
+the fit; beside it the matrix's own bytes, the centres' and the labels'. DBSCAN: the first
+--dbscan-n rows, `DBSCAN(eps, min_samples, metric="cosine")` with each library limited to the
+same threads (scikit-learn's n_jobs), --whole-repeats runs alternating, median (min-max).
 """
 import argparse
 import json
@@ -45,8 +48,11 @@ ap.add_argument("--threads", type=int, nargs="+", default=[1, 2])
 ap.add_argument("--iters", type=int, default=5)
 ap.add_argument("--repeats", type=int, default=5)
 ap.add_argument("--whole-repeats", type=int, default=3, help="runs of the whole default fit")
-ap.add_argument("--parts", nargs="+", default=["per-iteration", "whole", "memory"],
-                choices=["per-iteration", "whole", "memory"], help="what to measure")
+ap.add_argument("--parts", nargs="+", default=["per-iteration", "whole", "memory", "dbscan"],
+                choices=["per-iteration", "whole", "memory", "dbscan"], help="what to measure")
+ap.add_argument("--dbscan-n", type=int, default=20_000, help="DBSCAN: the first rows of the matrix")
+ap.add_argument("--dbscan-eps", type=float, default=0.5, help="DBSCAN: eps (cosine distance)")
+ap.add_argument("--dbscan-min-samples", type=int, default=5)
 ap.add_argument("--out")
 args = ap.parse_args()
 
@@ -113,18 +119,45 @@ def whole(lib, k, threads, X):
         return time.perf_counter() - t, est.n_iter_
 
 
+def dbscan(lib, threads, X):
+    kw = dict(eps=args.dbscan_eps, min_samples=args.dbscan_min_samples, metric="cosine")
+    if lib == "clustr":
+        import clustr
+
+        est = clustr.DBSCAN(**kw, n_threads=threads)
+    else:
+        from sklearn.cluster import DBSCAN
+
+        est = DBSCAN(**kw, n_jobs=threads)
+    with threadpool_limits(threads):
+        t = time.perf_counter()
+        est.fit(X)
+        return time.perf_counter() - t, est.labels_
+
+
 PEAK = """
 import sys, numpy as np, scipy.sparse as sp
 from threadpoolctl import threadpool_limits
-lib, k, threads, path = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+lib, what, threads, path = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
 X = sp.load_npz(path).tocsr()
-init = X[np.random.default_rng(1).choice(X.shape[0], k, replace=False)].toarray()
-if lib == "clustr":
-    import clustr
-    est = clustr.KMeans(k, init=init, n_init=1, max_iter=10, tol=0, algorithm="lloyd", n_threads=threads)
+if what == "dbscan":
+    n, eps, ms = int(sys.argv[5]), float(sys.argv[6]), int(sys.argv[7])
+    X = X[:n]
+    if lib == "clustr":
+        import clustr
+        est = clustr.DBSCAN(eps=eps, min_samples=ms, metric="cosine", n_threads=threads)
+    else:
+        from sklearn.cluster import DBSCAN
+        est = DBSCAN(eps=eps, min_samples=ms, metric="cosine", n_jobs=threads)
 else:
-    from sklearn.cluster import KMeans
-    est = KMeans(k, init=init, n_init=1, max_iter=10, tol=0, algorithm="lloyd")
+    k = int(what)
+    init = X[np.random.default_rng(1).choice(X.shape[0], k, replace=False)].toarray()
+    if lib == "clustr":
+        import clustr
+        est = clustr.KMeans(k, init=init, n_init=1, max_iter=10, tol=0, algorithm="lloyd", n_threads=threads)
+    else:
+        from sklearn.cluster import KMeans
+        est = KMeans(k, init=init, n_init=1, max_iter=10, tol=0, algorithm="lloyd")
 def status(key):
     for line in open("/proc/self/status"):
         if line.startswith(key):
@@ -151,7 +184,7 @@ X = tfidf(args.n, args.d, args.terms)
 gen_s = time.perf_counter() - t0
 csr_bytes = X.data.nbytes + X.indices.nbytes + X.indptr.nbytes
 lines = header(args.threads) + [
-    f"# Sparse k-means: clustr against scikit-learn",
+    f"# Sparse k-means and DBSCAN: clustr against scikit-learn",
     "",
     f"Data: {args.n:,} × {args.d:,} TF-IDF-like, {X.nnz:,} stored values ({X.nnz / args.n:.1f} per row), "
     f"CSR {mib(csr_bytes):.1f} MiB (float64 values, int32 indices); generated in {gen_s:.0f} s.",
@@ -197,6 +230,26 @@ with tempfile.TemporaryDirectory() as tmp:
                 base = csr_bytes + k * args.d * 8 + args.n * 8
                 peaks.append((k, threads, lib, mib(grown), (csr_bytes + grown) / base))
             print(per_iter[-1:], wholes[-1:], peaks[-2:], flush=True)
+    dbscans = []
+    Xd = X[: args.dbscan_n]
+    Xd_bytes = Xd.data.nbytes + Xd.indices.nbytes + Xd.indptr.nbytes
+    for threads in args.threads if "dbscan" in args.parts else []:
+        times, labels = {"clustr": [], "sklearn": []}, {}
+        for _ in range(args.whole_repeats):
+            for lib in ["sklearn", "clustr"]:
+                s, labels[lib] = dbscan(lib, threads, Xd)
+                times[lib].append(s)
+        ratios = [c / s for c, s in zip(times["clustr"], times["sklearn"])]
+        grown = {}
+        for lib in ["clustr", "sklearn"]:
+            out = subprocess.run([sys.executable, "-c", PEAK, lib, "dbscan", str(threads), path, str(args.dbscan_n),
+                                  str(args.dbscan_eps), str(args.dbscan_min_samples)],
+                                 capture_output=True, text=True, check=True).stdout
+            grown[lib] = mib(float(out))
+        a, b = labels["clustr"], labels["sklearn"]
+        dbscans.append((threads, cell(times["clustr"]), cell(times["sklearn"]), cell(ratios), bool((a == b).all()),
+                        int(b.max()) + 1, int((b == -1).sum()), grown["clustr"], grown["sklearn"]))
+        print(dbscans[-1], flush=True)
 
 lines += [
     "## Lloyd per iteration (seconds), same initial centres",
@@ -222,7 +275,17 @@ lines += [
     "",
     "| k | threads | library | growth (MiB) | ratio |",
     "|---|---|---|---|---|",
-] + [f"| {k} | {t} | {lib} | {g:.1f} | {r:.2f} |" for k, t, lib, g, r in peaks] + [""]
+] + [f"| {k} | {t} | {lib} | {g:.1f} | {r:.2f} |" for k, t, lib, g, r in peaks] + [
+    "",
+    f"## DBSCAN, cosine (whole fit, seconds): the first {args.dbscan_n:,} rows ({mib(Xd_bytes):.1f} MiB CSR), "
+    f"eps = {args.dbscan_eps}, min_samples = {args.dbscan_min_samples}",
+    "",
+    "Peak: growth of the resident peak during the fit beyond the loaded matrix (MiB), as above.",
+    "",
+    "| threads | clustr | scikit-learn | clustr / scikit-learn | labels identical | clusters | noise | peak clustr | peak scikit-learn |",
+    "|---|---|---|---|---|---|---|---|---|",
+] + [f"| {t} | {c} | {s} | {r} | {same} | {k} | {noise} | {gc:.1f} | {gs:.1f} |"
+     for t, c, s, r, same, k, noise, gc, gs in dbscans] + [""]
 text = "\n".join(lines)
 print(text)
 if args.out:

@@ -7,8 +7,9 @@
 //! (i, j) with i > j at index i(i−1)/2 + j.
 
 use crate::data::validate::{check_dissimilarity_matrix, check_metric_magnitude, check_points, SYMMETRY_TOL};
+use crate::data::CsrView;
 use crate::error::{Error, Result};
-use crate::metric::Metric;
+use crate::metric::{Metric, MetricKind};
 use crate::scalar::Scalar;
 use ndarray::{Array2, ArrayView2, ArrayViewMut2, CowArray, Ix2};
 use num_traits::{ToPrimitive, Zero};
@@ -92,6 +93,114 @@ impl<F: Scalar> DenseMatrix<'static, F> {
         // between d(i, j) and d(j, i), and exact ties matter to the medoid methods.
         symmetrize_from_lower(m.as_slice_mut().expect("a new array is standard"), n);
         Ok(DenseMatrix { m: m.into() })
+    }
+}
+
+impl<F: Scalar> DenseMatrix<'static, F> {
+    /// The full matrix of the distances between sparse rows, after checking their range for
+    /// the metric and that the matrix fits in [`crate::memory::max_memory`]: Euclidean,
+    /// squared Euclidean and cosine from dot products and norms (scikit-learn's formulas on
+    /// sparse rows; an all-zero row has no cosine distance), Manhattan by merging the two
+    /// rows. Each row is scattered once into a dense buffer and dotted with the rows before it.
+    pub fn from_sparse_rows(x: CsrView<F>, metric: MetricKind) -> Result<Self> {
+        use crate::data::validate::{check_extents, Arithmetic};
+        let (n, d) = (x.nrows(), x.ncols());
+        if !matches!(
+            metric,
+            MetricKind::Euclidean | MetricKind::SqEuclidean | MetricKind::Cosine | MetricKind::Manhattan
+        ) {
+            return Err(Error::Unsupported(format!(
+                "the {metric} distance between sparse rows: euclidean, sqeuclidean, cosine and manhattan are computed on them"
+            )));
+        }
+        check_extents::<F>(
+            &x.column_extents(),
+            n,
+            Arithmetic::of_metric(Some(metric)),
+            "the distance matrix",
+        )?;
+        let sq_norms = x.row_sq_norms();
+        if metric == MetricKind::Cosine {
+            if let Some(i) = sq_norms.iter().position(|&s| s == 0.0) {
+                return Err(Error::param(
+                    "metric",
+                    "cosine",
+                    format!("row {i} is all zeros: it has no direction, so no cosine distance"),
+                ));
+            }
+        }
+        crate::memory::check(
+            || format!("a {n} x {n} {} distance matrix", F::DTYPE),
+            crate::memory::product(&[n, n, std::mem::size_of::<F>()]),
+            crate::error::hints::DISTANCE_MATRIX,
+        )?;
+        let mut m = Array2::<F>::zeros((n, n));
+        m.axis_iter_mut(ndarray::Axis(0))
+            .into_par_iter()
+            .enumerate()
+            .for_each_init(
+                || vec![0.0f64; d],
+                |dense, (i, mut out)| {
+                    let (ai, av) = x.row(i);
+                    for (&c, v) in ai.iter().zip(av) {
+                        dense[c as usize] = v.to_f64_exact();
+                    }
+                    for (j, o) in out.iter_mut().enumerate().take(i) {
+                        let (bi, bv) = x.row(j);
+                        let v = match metric {
+                            MetricKind::Manhattan => manhattan_merged((ai, av), (bi, bv)),
+                            _ => {
+                                let dot: f64 = bi
+                                    .iter()
+                                    .zip(bv)
+                                    .map(|(&c, v)| dense[c as usize] * v.to_f64_exact())
+                                    .sum();
+                                let (aa, bb) = (sq_norms[i], sq_norms[j]);
+                                match metric {
+                                    MetricKind::Cosine => {
+                                        (1.0 - dot / (aa.sqrt() * bb.sqrt())).clamp(0.0, 2.0)
+                                    }
+                                    MetricKind::SqEuclidean => (aa + bb - 2.0 * dot).max(0.0),
+                                    _ => (aa + bb - 2.0 * dot).max(0.0).sqrt(),
+                                }
+                            }
+                        };
+                        *o = F::from_f64_lossy(v);
+                    }
+                    for &c in ai {
+                        dense[c as usize] = 0.0;
+                    }
+                },
+            );
+        symmetrize_from_lower(m.as_slice_mut().expect("a new array is standard"), n);
+        Ok(DenseMatrix { m: m.into() })
+    }
+}
+
+/// Σ |a − b| over the union of two sparse rows' columns, in column order.
+fn manhattan_merged<F: Scalar>((ai, av): (&[u32], &[F]), (bi, bv): (&[u32], &[F])) -> f64 {
+    let (mut p, mut q, mut sum) = (0, 0, 0.0f64);
+    loop {
+        let (a, b) = (ai.get(p), bi.get(q));
+        sum += match (a, b) {
+            (None, None) => return sum,
+            (Some(a), Some(b)) if a == b => {
+                (p, q) = (p + 1, q + 1);
+                (av[p - 1].to_f64_exact() - bv[q - 1].to_f64_exact()).abs()
+            }
+            (Some(a), Some(b)) if a < b => {
+                p += 1;
+                av[p - 1].to_f64_exact().abs()
+            }
+            (Some(_), None) => {
+                p += 1;
+                av[p - 1].to_f64_exact().abs()
+            }
+            _ => {
+                q += 1;
+                bv[q - 1].to_f64_exact().abs()
+            }
+        };
     }
 }
 

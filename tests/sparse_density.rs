@@ -1,5 +1,6 @@
-//! DBSCAN on sparse rows and on a precomputed sparse neighbourhood graph: the labels of DBSCAN
-//! on the dense form of the same rows (python/tests checks them against scikit-learn's).
+//! DBSCAN, OPTICS and HDBSCAN on sparse rows and on a precomputed sparse neighbourhood graph,
+//! the distance matrix of sparse rows and k-medoids on them: the results of the same methods on
+//! the dense form of the same rows (python/tests checks them against scikit-learn's).
 
 use clustr::data::Csr;
 use clustr::density::Dbscan;
@@ -57,11 +58,8 @@ fn sparse_dbscan_equals_dense_dbscan() {
     );
 }
 
-#[test]
-fn a_precomputed_graph_gives_the_labels_of_its_points() {
-    let x = grouped(300, 60, 2);
-    let eps = 1.2;
-    // the radius graph of the points (entries within eps, the diagonal not stored)
+/// The radius graph of the points: entries within `eps`, the diagonal not stored.
+fn radius_graph(x: &Array2<f64>, eps: f64) -> Csr<f64> {
     let (mut r, mut c, mut v) = (Vec::new(), Vec::new(), Vec::new());
     for i in 0..x.nrows() {
         for j in 0..x.nrows() {
@@ -79,7 +77,14 @@ fn a_precomputed_graph_gives_the_labels_of_its_points() {
             }
         }
     }
-    let g = Csr::from_triplets(300, 300, &r, &c, &v).unwrap();
+    Csr::from_triplets(x.nrows(), x.nrows(), &r, &c, &v).unwrap()
+}
+
+#[test]
+fn a_precomputed_graph_gives_the_labels_of_its_points() {
+    let x = grouped(300, 60, 2);
+    let eps = 1.2;
+    let g = radius_graph(&x, eps);
     for min_samples in [2, 5] {
         let est = Dbscan::new(eps).min_samples(min_samples);
         assert_eq!(
@@ -129,4 +134,130 @@ fn sparse_optics_equals_dense_optics() {
             }
         }
     }
+}
+
+/// OPTICS on a precomputed radius graph equals OPTICS on the points with max_eps the graph's
+/// radius (every distance, or those within a finite radius); a point that knows fewer than
+/// min_samples neighbours in the graph is not a core point.
+#[test]
+fn optics_on_a_precomputed_graph_equals_optics_on_its_points() {
+    use clustr::density::Optics;
+    let x = grouped(250, 60, 5);
+    for radius in [f64::INFINITY, 1.5] {
+        let g = radius_graph(&x, radius);
+        for min_samples in [3, 8] {
+            let est = Optics::new(min_samples).max_eps(radius);
+            let (a, b) = (est.fit_graph(g.view()).unwrap(), est.fit(&x.view()).unwrap());
+            assert_eq!(
+                a.ordering, b.ordering,
+                "radius {radius}, min_samples {min_samples}"
+            );
+            assert_eq!(a.labels, b.labels);
+            let both = a.core_distances.iter().zip(&b.core_distances);
+            for (p, q) in a.reachability.iter().zip(&b.reachability).chain(both) {
+                assert!(p == q || (p - q).abs() <= 1e-12, "{p} vs {q}");
+            }
+        }
+    }
+    // point 0 knows two neighbours only
+    let g = Csr::<f64>::from_triplets(
+        4,
+        4,
+        &[0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3],
+        &[1, 2, 0, 2, 3, 0, 1, 3, 0, 1, 2],
+        &[1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 9.0, 1.0, 1.0],
+    )
+    .unwrap();
+    let m = Optics::new(4).fit_graph(g.view()).unwrap();
+    assert!(m.core_distances[0].is_infinite());
+    assert_eq!(m.core_distances[1], 1.0);
+    assert_eq!(m.core_distances[3], 9.0);
+}
+
+/// HDBSCAN on sparse rows equals HDBSCAN on their precomputed distance matrix (the same
+/// brute-force path) and on the dense rows (a tree's path), labels and probabilities.
+#[test]
+fn sparse_hdbscan_equals_hdbscan_on_distances_and_on_dense_rows() {
+    use clustr::density::Hdbscan;
+    let x = grouped(240, 60, 6);
+    let s = Csr::from_dense(x.view()).unwrap();
+    let n = x.nrows();
+    for (metric, alpha) in [
+        (MetricKind::Euclidean, 1.0),
+        (MetricKind::Euclidean, 0.7),
+        (MetricKind::Cosine, 1.0),
+    ] {
+        let d = Array2::from_shape_fn((n, n), |(i, j)| {
+            let (a, b) = (x.row(i), x.row(j));
+            let dot: f64 = a.iter().zip(b).map(|(p, q)| p * q).sum();
+            let (aa, bb) = (a.dot(&a), b.dot(&b));
+            match metric {
+                _ if i == j => 0.0,
+                MetricKind::Cosine => (1.0 - dot / (aa.sqrt() * bb.sqrt())).clamp(0.0, 2.0),
+                _ => (aa + bb - 2.0 * dot).max(0.0).sqrt(),
+            }
+        });
+        for min_samples in [4, 9] {
+            let mut est = Hdbscan::new(8).metric(metric).alpha(alpha);
+            est.min_samples = Some(min_samples);
+            let sparse = est.fit(&s.view()).unwrap();
+            let pre = est
+                .fit_precomputed(&clustr::DenseMatrix::new(d.view()).unwrap())
+                .unwrap();
+            let what = format!("{metric} alpha {alpha} min_samples {min_samples}");
+            assert_eq!(sparse.labels, pre.labels, "{what}");
+            for (a, b) in sparse.probabilities.iter().zip(&pre.probabilities) {
+                assert!((a - b).abs() <= 1e-9, "{what}: {a} vs {b}");
+            }
+            if metric == MetricKind::Euclidean && alpha == 1.0 {
+                assert_eq!(
+                    sparse.labels,
+                    est.fit(&x.view()).unwrap().labels,
+                    "{what}: dense rows"
+                );
+            }
+        }
+    }
+    let e = Hdbscan::new(5)
+        .metric(MetricKind::Manhattan)
+        .fit(&s.view())
+        .unwrap_err();
+    assert!(e.to_string().contains("manhattan"), "{e}");
+}
+
+/// The distance matrix of sparse rows equals the one of their dense form under every metric
+/// computed on sparse rows, and k-medoids on sparse rows equals k-medoids on the dense rows.
+#[test]
+fn sparse_distance_matrices_and_kmedoids_equal_their_dense_forms() {
+    use clustr::kmedoids::KMedoids;
+    use clustr::DenseMatrix;
+    let x = grouped(150, 40, 7);
+    let s = Csr::from_dense(x.view()).unwrap();
+    for metric in [
+        MetricKind::Euclidean,
+        MetricKind::SqEuclidean,
+        MetricKind::Cosine,
+        MetricKind::Manhattan,
+    ] {
+        let sparse = DenseMatrix::from_sparse_rows(s.view(), metric).unwrap();
+        let dense = Array2::from_shape_fn((150, 150), |(i, j)| {
+            if i == j {
+                0.0
+            } else {
+                clustr::Metric::distance(
+                    &metric,
+                    x.row(i).as_slice().unwrap(),
+                    x.row(j).as_slice().unwrap(),
+                )
+            }
+        });
+        for (a, b) in sparse.view().iter().zip(&dense) {
+            assert!((a - b).abs() <= 1e-9 * (1.0 + b.abs()), "{metric}: {a} vs {b}");
+        }
+        let est = KMedoids::fasterpam(5).metric(metric).seed(3);
+        let (a, b) = (est.fit(&s.view()).unwrap(), est.fit(&x.view()).unwrap());
+        assert_eq!((a.medoids, a.labels), (b.medoids, b.labels), "{metric}");
+    }
+    let e = DenseMatrix::from_sparse_rows(s.view(), MetricKind::Haversine).unwrap_err();
+    assert!(e.to_string().contains("haversine"), "{e}");
 }

@@ -774,7 +774,7 @@ class DBSCAN(ClusterMixin, BaseEstimator):
 
 
 def _neighbourhood_graph(D, eps):
-    """A precomputed distance matrix as the neighbourhood graph DBSCAN reads: a sparse one
+    """A precomputed distance matrix as the neighbourhood graph DBSCAN and OPTICS read: a sparse one
     as it is (only its stored entries are neighbours, as scikit-learn's), a dense one as the
     CSR matrix of its entries within ``eps`` (explicit zeros kept)."""
     if D.shape[0] != D.shape[1]:
@@ -840,16 +840,21 @@ class HDBSCAN(ClusterMixin, BaseEstimator):
         self.backend = backend
         self.n_threads = n_threads
 
+    def _sparse_metric(self):
+        """Whether the metric is one computed on sparse rows (euclidean, sqeuclidean, cosine)."""
+        return self.metric != "precomputed" and metric_name(self.metric, self.p) in ("euclidean", "sqeuclidean", "cosine")
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.pairwise = self.metric == "precomputed"
+        tags.input_tags.sparse = self._sparse_metric()
         # Dissimilarities are non-negative.
         tags.input_tags.positive_only = self.metric == "precomputed"
         return tags
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
-        X = points(self, X, reset=True)
+        X = points(self, X, reset=True, accept_sparse=self._sparse_metric())
         if X.shape[0] == 1:
             raise ValueError("n_samples=1 while HDBSCAN requires more than one sample")
         precomputed = self.metric == "precomputed"
@@ -857,7 +862,7 @@ class HDBSCAN(ClusterMixin, BaseEstimator):
             if X.shape[0] != X.shape[1]:
                 raise ValueError(f"A precomputed dissimilarity matrix must be square, got {X.shape}")
             check_non_negative(X, "HDBSCAN (precomputed)")
-        out = _clustr.hdbscan_fit(X, params(self))
+        out = _clustr.hdbscan_fit(rows(X), params(self))
         self.backend_ = out["backend"]
         self.labels_ = out["labels"]
         self.probabilities_ = out["probabilities"]
@@ -874,8 +879,10 @@ class OPTICS(ClusterMixin, BaseEstimator):
     clusters by the ξ method (``cluster_method="xi"``) or at a DBSCAN radius
     (``"dbscan"``, ``eps``). ``min_samples`` and ``min_cluster_size`` may be fractions of
     n as in scikit-learn. Memory is O(n) beyond the spatial index. ``metric`` as
-    :class:`DBSCAN`; ``leaf_size``, ``metric_params``, ``memory`` and ``n_jobs`` are not
-    taken.
+    :class:`DBSCAN`, ``"precomputed"`` included (a dense distance matrix, or a sparse
+    neighbourhood graph whose stored entries are the neighbours: a point with fewer than
+    ``min_samples`` of them is not a core point, where scikit-learn raises); ``leaf_size``,
+    ``metric_params``, ``memory`` and ``n_jobs`` are not taken.
     """
 
     _parameter_constraints = {
@@ -884,7 +891,7 @@ class OPTICS(ClusterMixin, BaseEstimator):
             Interval(numbers.Real, 0, 1, closed="both"),
         ],
         "max_eps": [Interval(numbers.Real, 0, None, closed="both")],
-        "metric": [METRICS],
+        "metric": [METRICS, StrOptions({"precomputed"})],
         "p": [Interval(numbers.Real, 1, None, closed="left")],
         "cluster_method": [StrOptions({"dbscan", "xi"})],
         "eps": [Interval(numbers.Real, 0, None, closed="both"), None],
@@ -938,12 +945,14 @@ class OPTICS(ClusterMixin, BaseEstimator):
         return max(2, int(v * n))
 
     def _sparse_metric(self):
-        """Whether the metric is one computed on sparse rows (euclidean, sqeuclidean, cosine)."""
-        return metric_name(self.metric, self.p) in ("euclidean", "sqeuclidean", "cosine")
+        """Whether the metric takes sparse input: computed on sparse rows (euclidean,
+        sqeuclidean, cosine), or a precomputed sparse neighbourhood graph."""
+        return self.metric == "precomputed" or metric_name(self.metric, self.p) in ("euclidean", "sqeuclidean", "cosine")
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = self._sparse_metric()
+        tags.input_tags.pairwise = self.metric == "precomputed"
         return tags
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -953,10 +962,23 @@ class OPTICS(ClusterMixin, BaseEstimator):
         min_samples = self._count(self.min_samples, n)
         if min_samples > n:
             raise ValueError(f"min_samples must be no greater than the number of samples ({n}). Got {min_samples}")
+        min_cluster_size = self._count(self.min_cluster_size, n)
+        if min_cluster_size is not None and min_cluster_size > n:
+            raise ValueError(
+                f"min_cluster_size must be no greater than the number of samples ({n}). Got {min_cluster_size}"
+            )
         if self.cluster_method == "dbscan" and self.eps is not None and self.eps > self.max_eps:
             raise ValueError(f"Specify an epsilon smaller than {self.max_eps}. Got {self.eps}.")
-        p = params(self, min_samples=min_samples, min_cluster_size=self._count(self.min_cluster_size, n))
-        out = _clustr.optics_fit(rows(X), p, _weights(sample_weight, X))
+        w = _weights(sample_weight, X)
+        if self.metric == "precomputed":
+            # (a dense matrix: its entries within max_eps; a sparse one: its stored entries,
+            # each point its own neighbour at its diagonal value, as scikit-learn)
+            graph = rows(_neighbourhood_graph(X, self.max_eps))
+            p = params(self, metric="euclidean", min_samples=min_samples, min_cluster_size=min_cluster_size)
+            out = _clustr.optics_graph_fit(graph, p, w)
+        else:
+            p = params(self, min_samples=min_samples, min_cluster_size=min_cluster_size)
+            out = _clustr.optics_fit(rows(X), p, w)
         self.backend_ = out["backend"]
         self.ordering_ = out["ordering"]
         self.reachability_ = out["reachability"]

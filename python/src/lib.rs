@@ -934,11 +934,11 @@ fn dbscan_out<'py>(
     )
 }
 
-/// HDBSCAN on points under `metric`, or on a precomputed square matrix.
+/// HDBSCAN on dense or sparse points under `metric`, or on a precomputed square matrix.
 #[pyfunction]
 fn hdbscan_fit<'py>(
     py: Python<'py>,
-    x: Points<'py>,
+    x: AnyPoints<'py>,
     params: Bound<'py, PyDict>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let p = Params(params);
@@ -953,14 +953,15 @@ fn hdbscan_fit<'py>(
     est.max_cluster_size = p.get("max_cluster_size")?.extract()?;
     let metric_name = p.string("metric")?;
     let n_threads = p.n_threads()?;
-    let m = with_points!(x, v => {
-        if metric_name == "precomputed" {
-            run(py, n_threads, |_| est.fit_precomputed(&DenseMatrix::new(v)?))?
-        } else {
-            let est = est.metric(metric(&metric_name)?);
-            run(py, n_threads, |p| est.progress(p).fit(&v))?
+    let m = match &x {
+        AnyPoints::Dense(x) if metric_name == "precomputed" => {
+            with_points!(x, v => run(py, n_threads, |_| est.fit_precomputed(&DenseMatrix::new(v)?))?)
         }
-    });
+        _ => {
+            let est = est.metric(metric(&metric_name)?);
+            with_any_points!(x, v => run(py, n_threads, |p| est.progress(p).fit(&v))?)
+        }
+    };
     out(
         py,
         vec![
@@ -976,8 +977,8 @@ fn hdbscan_fit<'py>(
     )
 }
 
-/// OPTICS; `min_samples` and `min_cluster_size` as counts (the Python layer resolves
-/// fractions).
+/// OPTICS on dense or sparse points; `min_samples` and `min_cluster_size` as counts (the
+/// Python layer resolves fractions).
 #[pyfunction]
 fn optics_fit<'py>(
     py: Python<'py>,
@@ -985,6 +986,29 @@ fn optics_fit<'py>(
     params: Bound<'py, PyDict>,
     sample_weight: Option<Vec<f64>>,
 ) -> PyResult<Bound<'py, PyDict>> {
+    let (est, ran_on, n_threads) = optics(params, sample_weight)?;
+    let m = with_any_points!(x, v => run(py, n_threads, |_| est.fit(&v))?);
+    optics_out(py, m, ran_on)
+}
+
+/// OPTICS on a precomputed sparse neighbourhood graph (its stored entries).
+#[pyfunction]
+fn optics_graph_fit<'py>(
+    py: Python<'py>,
+    graph: sparse::SparseRows<'py>,
+    params: Bound<'py, PyDict>,
+    sample_weight: Option<Vec<f64>>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let (est, ran_on, n_threads) = optics(params, sample_weight)?;
+    let m = with_sparse!(graph, g => run(py, n_threads, |_| est.fit_graph(g))?);
+    optics_out(py, m, ran_on)
+}
+
+/// The OPTICS estimator of the Python parameters, where it runs and on how many threads.
+fn optics(
+    params: Bound<'_, PyDict>,
+    sample_weight: Option<Vec<f64>>,
+) -> PyResult<(Optics, &'static str, usize)> {
     let p = Params(params);
     let (_, ran_on) = p.backend("optics")?;
     let max_eps: f64 = p.get("max_eps")?.extract()?;
@@ -1003,8 +1027,15 @@ fn optics_fit<'py>(
         est = est.min_cluster_size(m);
     }
     est.sample_weight = sample_weight;
-    let n_threads = p.n_threads()?;
-    let m = with_any_points!(x, v => run(py, n_threads, |_| est.fit(&v))?);
+    Ok((est, ran_on, p.n_threads()?))
+}
+
+/// The Python layer's dict of an OPTICS result.
+fn optics_out<'py>(
+    py: Python<'py>,
+    m: clustr::density::OpticsModel,
+    ran_on: &str,
+) -> PyResult<Bound<'py, PyDict>> {
     let hierarchy = Array2::from_shape_fn((m.clusters.len(), 2), |(i, j)| {
         let (a, b) = m.clusters[i];
         if j == 0 {
@@ -1225,6 +1256,7 @@ fn _clustr(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(dbscan_fit, m)?)?;
     m.add_function(wrap_pyfunction!(hdbscan_fit, m)?)?;
     m.add_function(wrap_pyfunction!(optics_fit, m)?)?;
+    m.add_function(wrap_pyfunction!(optics_graph_fit, m)?)?;
     m.add_function(wrap_pyfunction!(power_kmeans_fit, m)?)?;
     m.add_function(wrap_pyfunction!(rff_kpkm_fit, m)?)?;
     m.add_function(wrap_pyfunction!(rff_transform, m)?)?;

@@ -224,3 +224,45 @@ def test_optics_on_sparse_rows_equals_sklearn(metric):
     np.testing.assert_array_equal(got.ordering_, ref.ordering_)
     np.testing.assert_array_equal(got.labels_, ref.labels_)
     np.testing.assert_allclose(got.reachability_, ref.reachability_, rtol=1e-12)
+
+
+@pytest.mark.parametrize("graph", ["knn", "radius", "dense"])
+@pytest.mark.parametrize("cluster_method", ["xi", "dbscan"])
+def test_optics_on_a_precomputed_graph_equals_sklearn(graph, cluster_method):
+    from sklearn.cluster import OPTICS as SkOPTICS
+    from sklearn.metrics import pairwise_distances
+    from sklearn.neighbors import kneighbors_graph, radius_neighbors_graph
+
+    X = grouped(300, seed=4).toarray()
+    G = {
+        "knn": lambda: kneighbors_graph(X, n_neighbors=12, mode="distance"),
+        "radius": lambda: radius_neighbors_graph(X, radius=0.9, mode="distance"),
+        "dense": lambda: pairwise_distances(X),
+    }[graph]()
+    kw = dict(min_samples=6, metric="precomputed", cluster_method=cluster_method, eps=0.5)
+    if graph == "radius":
+        kw["max_eps"] = 0.9
+    before = G.copy()
+    ref = SkOPTICS(**kw).fit(G)
+    got = clustr.OPTICS(**kw).fit(G)
+    np.testing.assert_array_equal(got.ordering_, ref.ordering_)
+    np.testing.assert_array_equal(got.labels_, ref.labels_)
+    np.testing.assert_allclose(got.reachability_, ref.reachability_, rtol=1e-12)
+    np.testing.assert_allclose(got.core_distances_, ref.core_distances_, rtol=1e-12)
+    # the caller's matrix untouched (no diagonal made explicit)
+    if sp.issparse(G):
+        assert G.nnz == before.nnz and (G != before).nnz == 0
+
+
+@pytest.mark.parametrize("metric", ["euclidean", "cosine"])
+@pytest.mark.parametrize("min_samples", [None, 3])
+def test_hdbscan_on_sparse_rows_equals_sklearn(metric, min_samples):
+    from sklearn.cluster import HDBSCAN as SkHDBSCAN
+
+    X = grouped(300, seed=6)
+    ref = SkHDBSCAN(min_cluster_size=10, min_samples=min_samples, metric=metric).fit(X)
+    got = clustr.HDBSCAN(min_cluster_size=10, min_samples=min_samples, metric=metric).fit(X)
+    np.testing.assert_array_equal(got.labels_, ref.labels_)
+    np.testing.assert_allclose(got.probabilities_, ref.probabilities_, rtol=1e-9, atol=1e-12)
+    with pytest.raises(TypeError):
+        clustr.HDBSCAN(metric="manhattan").fit(X)

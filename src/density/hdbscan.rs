@@ -19,7 +19,9 @@
 use super::hierarchy::{self, ClusterSelection, CondensedRow, Merge, Selection};
 use super::index::{IndexKind, NeighborIndex};
 use super::mst::{self, Edge};
+use super::sparse_hoods::{Neighbourhoods, SparseRows};
 use crate::data::validate::check_points;
+use crate::data::CsrView;
 use crate::dissim::{DenseMatrix, Dissimilarity};
 use crate::error::{Error, Result};
 use crate::estimator::shared_setters;
@@ -458,6 +460,36 @@ impl<F: Scalar> Fit<ArrayView2<'_, F>> for Hdbscan {
         let edges = mst::boruvka(&index, &core, self.alpha, self.progress.as_ref())?;
         let edges = as_prim_reports(&index, &core, self.alpha, &edges);
         Ok(self.finish(x.nrows(), core, &edges))
+    }
+}
+
+impl<F: Scalar> Fit<CsrView<'_, F>> for Hdbscan {
+    type Model = HdbscanModel;
+
+    /// HDBSCAN on sparse rows (Euclidean, squared Euclidean or cosine) by brute force, as
+    /// scikit-learn's path for sparse input: the distances divided by `alpha`, each core
+    /// distance from one row of distances to every row (through the rows sharing a term, see
+    /// `sparse_hoods.rs`), the spanning tree by Prim's algorithm one row of distances at a
+    /// time. O(n²) distances, O(n) memory beside the rows.
+    fn fit(&self, x: &CsrView<'_, F>) -> Result<HdbscanModel> {
+        let n = x.nrows();
+        self.validate(n)?;
+        let fit_bytes = self.memory_estimate(n, 0, size_of::<F>());
+        let rows = SparseRows::checked(*x, self.metric, fit_bytes, "HDBSCAN")?;
+        let k = self.effective_min_samples();
+        let core: Vec<f64> = (0..n)
+            .into_par_iter()
+            .map(|i| rows.nearest(i, k).last().map_or(0.0, |c| c.1) / self.alpha)
+            .collect();
+        self.report(1)?;
+        let mut edges = mst::prim_rows(n, |i, _, out| {
+            rows.distances_from(i, out);
+            out.par_iter_mut()
+                .enumerate()
+                .for_each(|(j, d)| *d = core[i].max(core[j]).max(*d / self.alpha));
+        });
+        edges.sort_by(|a, b| a.w.total_cmp(&b.w));
+        Ok(self.finish(n, core, &edges))
     }
 }
 

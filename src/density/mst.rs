@@ -203,21 +203,33 @@ pub(crate) fn boruvka<F: Scalar>(
 /// scikit-learn's dense HDBSCAN path: not always a tree edge, but the same single-linkage
 /// tree. O(n²) weights, O(n) memory.
 pub(crate) fn prim(n: usize, weight: impl Fn(usize, usize) -> f64 + Sync) -> Vec<Edge> {
+    prim_rows(n, |i, in_tree, out| {
+        out.par_iter_mut().enumerate().for_each(|(j, w)| {
+            if !in_tree[j] {
+                *w = weight(i, j);
+            }
+        })
+    })
+}
+
+/// [`prim`] with the weights from each object added as one row: `fill(i, in_tree, out)`
+/// writes the weight of i to every object j not yet in the tree into `out[j]` (where
+/// computing a row at once is cheaper than one weight at a time).
+pub(crate) fn prim_rows(n: usize, mut fill: impl FnMut(usize, &[bool], &mut [f64])) -> Vec<Edge> {
     let mut in_tree = vec![false; n];
     let mut reach = vec![(f64::INFINITY, 0usize); n];
     // (reach of each object, the tree object giving it)
+    let mut row = vec![f64::INFINITY; n];
     let mut edges = Vec::with_capacity(n.saturating_sub(1));
     let mut current = 0;
     for _ in 1..n {
         in_tree[current] = true;
-        reach.par_iter_mut().enumerate().for_each(|(j, r)| {
-            if !in_tree[j] {
-                let w = weight(current, j);
-                if w < r.0 {
-                    *r = (w, current);
-                }
+        fill(current, &in_tree, &mut row);
+        for (j, r) in reach.iter_mut().enumerate() {
+            if !in_tree[j] && row[j] < r.0 {
+                *r = (row[j], current);
             }
-        });
+        }
         let (next, &(w, _)) = reach
             .iter()
             .enumerate()

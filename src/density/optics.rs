@@ -27,7 +27,7 @@
 use crate::data::validate::check_points;
 use crate::data::CsrView;
 use crate::density::index::{IndexKind, NeighborIndex};
-use crate::density::sparse_hoods::{Neighbourhoods, SparseRows};
+use crate::density::sparse_hoods::{Neighbourhoods, SparseGraph, SparseRows};
 use crate::error::{Error, Result};
 use crate::estimator::{Clustering, Fit};
 use crate::memory::{check_fit, product, MemoryEstimate};
@@ -142,10 +142,12 @@ impl Optics {
     fn core_distance<N: Neighbourhoods>(&self, index: &N, i: usize) -> f64 {
         let need = self.min_samples as f64;
         let Some(w) = &self.sample_weight else {
-            return index
-                .nearest(i, self.min_samples)
-                .last()
-                .map_or(f64::INFINITY, |p| p.1);
+            // (a neighbourhood graph may know fewer neighbours: then not a core point)
+            let near = index.nearest(i, self.min_samples);
+            return match near.last() {
+                Some(p) if near.len() == self.min_samples => p.1,
+                _ => f64::INFINITY,
+            };
         };
         let mut k = self.min_samples;
         loop {
@@ -383,6 +385,16 @@ impl<F: Scalar> Fit<CsrView<'_, F>> for Optics {
 }
 
 impl Optics {
+    /// OPTICS on a precomputed sparse neighbourhood graph (scikit-learn's
+    /// `metric="precomputed"` with a sparse matrix): each row's stored entries are its
+    /// neighbours at those distances, and the point itself (at its stored diagonal value, else
+    /// 0). A point with fewer than `min_samples` neighbours in the graph is not a core point
+    /// (scikit-learn raises an error instead).
+    pub fn fit_graph<F: Scalar>(&self, graph: CsrView<'_, F>) -> Result<OpticsModel> {
+        self.validate(graph.nrows())?;
+        Ok(self.order(&SparseGraph::new(graph)?))
+    }
+
     /// The ordering, reachabilities and extraction over the points of `index`.
     fn order<N: Neighbourhoods>(&self, index: &N) -> OpticsModel {
         let n = index.len();

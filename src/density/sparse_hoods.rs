@@ -219,6 +219,17 @@ impl<F: Scalar> SparseRows<'_, F> {
     }
 }
 
+impl<F: Scalar> SparseRows<'_, F> {
+    /// Row i's distance to every row into `out` (itself at 0).
+    pub(crate) fn distances_from(&self, i: usize, out: &mut [f64]) {
+        self.with_dots(i, |dots, _, _| {
+            for (r, o) in out.iter_mut().enumerate() {
+                *o = if r == i { 0.0 } else { self.distance(i, r, dots[r]) };
+            }
+        })
+    }
+}
+
 impl<F: Scalar> Neighbourhoods for SparseRows<'_, F> {
     fn len(&self) -> usize {
         self.x.nrows()
@@ -324,7 +335,7 @@ impl<F: Scalar> Neighbourhoods for SparseGraph<'_, F> {
     fn len(&self) -> usize {
         self.g.nrows()
     }
-    /// (DBSCAN only reads the graph's neighbourhoods.)
+    /// (the stored neighbours only: fewer than `k` when the row holds fewer)
     fn nearest(&self, i: usize, k: usize) -> Vec<(usize, f64)> {
         let mut near = Vec::new();
         self.for_each_near(

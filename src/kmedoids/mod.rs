@@ -32,6 +32,7 @@ pub use init::{build, first_k, kmeans_plus_plus, lab, lab_sample_size, random_me
 
 use crate::backend::{AnyBackend, Backend};
 use crate::data::validate::check_k;
+use crate::data::CsrView;
 use crate::dissim::{DissimValue, Dissimilarity};
 use crate::error::{Error, Result};
 use crate::estimator::shared_setters;
@@ -459,6 +460,25 @@ impl<F: Scalar + KValue<Loss = f64>> Fit<ArrayView2<'_, F>> for KMedoids {
 
     fn fit(&self, x: &ArrayView2<'_, F>) -> Result<Self::Model> {
         self.fit_points(x.view(), &self.metric)
+    }
+}
+
+/// Sparse rows under [`KMedoids::metric`] (Euclidean, squared Euclidean, cosine or
+/// Manhattan): the full matrix of their distances ([`crate::DenseMatrix::from_sparse_rows`],
+/// n × n, checked against the memory limit first), then the fit.
+impl<F: Scalar + KValue<Loss = f64>> Fit<CsrView<'_, F>> for KMedoids {
+    type Model = KMedoidsModel<f64>;
+
+    fn fit(&self, x: &CsrView<'_, F>) -> Result<Self::Model> {
+        let this = self.checked(x.nrows())?;
+        if let Some(p) = &self.progress {
+            p.phase("distances");
+        }
+        Self::fit_with(
+            this,
+            &crate::DenseMatrix::from_sparse_rows(*x, self.metric)?,
+            None,
+        )
     }
 }
 
