@@ -82,11 +82,7 @@ impl<F: Scalar> DenseMatrix<'static, F> {
         check_points(points)?;
         check_metric_magnitude(points, metric)?;
         let n = points.nrows();
-        crate::memory::check(
-            || format!("a {n} x {n} {} distance matrix", F::DTYPE),
-            crate::memory::product(&[n, n, std::mem::size_of::<F>()]),
-            crate::error::hints::DISTANCE_MATRIX,
-        )?;
+        check_matrix_memory::<F>(n)?;
         let mut m = Array2::<F>::zeros((n, n));
         fill(m.view_mut())?;
         // Exactly symmetric with a zero diagonal: the GEMM forms may differ in the last bit
@@ -120,20 +116,8 @@ impl<F: Scalar> DenseMatrix<'static, F> {
             "the distance matrix",
         )?;
         let sq_norms = x.row_sq_norms();
-        if metric == MetricKind::Cosine {
-            if let Some(i) = sq_norms.iter().position(|&s| s == 0.0) {
-                return Err(Error::param(
-                    "metric",
-                    "cosine",
-                    format!("row {i} is all zeros: it has no direction, so no cosine distance"),
-                ));
-            }
-        }
-        crate::memory::check(
-            || format!("a {n} x {n} {} distance matrix", F::DTYPE),
-            crate::memory::product(&[n, n, std::mem::size_of::<F>()]),
-            crate::error::hints::DISTANCE_MATRIX,
-        )?;
+        crate::data::validate::check_cosine_rows(metric, &sq_norms)?;
+        check_matrix_memory::<F>(n)?;
         let mut m = Array2::<F>::zeros((n, n));
         m.axis_iter_mut(ndarray::Axis(0))
             .into_par_iter()
@@ -155,14 +139,7 @@ impl<F: Scalar> DenseMatrix<'static, F> {
                                     .zip(bv)
                                     .map(|(&c, v)| dense[c as usize] * v.to_f64_exact())
                                     .sum();
-                                let (aa, bb) = (sq_norms[i], sq_norms[j]);
-                                match metric {
-                                    MetricKind::Cosine => {
-                                        (1.0 - dot / (aa.sqrt() * bb.sqrt())).clamp(0.0, 2.0)
-                                    }
-                                    MetricKind::SqEuclidean => (aa + bb - 2.0 * dot).max(0.0),
-                                    _ => (aa + bb - 2.0 * dot).max(0.0).sqrt(),
-                                }
+                                crate::metric::distance_from_dot(metric, sq_norms[i], sq_norms[j], dot)
                             }
                         };
                         *o = F::from_f64_lossy(v);
@@ -202,6 +179,15 @@ fn manhattan_merged<F: Scalar>((ai, av): (&[u32], &[F]), (bi, bv): (&[u32], &[F]
             }
         };
     }
+}
+
+/// An n × n matrix of `F` against the memory limit.
+fn check_matrix_memory<F: Scalar>(n: usize) -> Result<()> {
+    crate::memory::check(
+        || format!("a {n} x {n} {} distance matrix", F::DTYPE),
+        crate::memory::product(&[n, n, std::mem::size_of::<F>()]),
+        crate::error::hints::DISTANCE_MATRIX,
+    )
 }
 
 /// Copies the lower triangle of the n × n row-major `m` onto the upper one and zeroes the

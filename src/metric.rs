@@ -84,6 +84,17 @@ pub enum MetricKind {
     Haversine,
 }
 
+/// The distance between two rows from their squared norms and dot product (how scikit-learn
+/// computes Euclidean, squared Euclidean and cosine distances on sparse rows; other metrics
+/// are not computed so and give the Euclidean one).
+pub(crate) fn distance_from_dot(metric: MetricKind, aa: f64, bb: f64, dot: f64) -> f64 {
+    match metric {
+        MetricKind::Cosine => (1.0 - dot / (aa.sqrt() * bb.sqrt())).clamp(0.0, 2.0),
+        MetricKind::SqEuclidean => (aa + bb - 2.0 * dot).max(0.0),
+        _ => (aa + bb - 2.0 * dot).max(0.0).sqrt(),
+    }
+}
+
 impl MetricKind {
     /// Every built-in metric name accepted by [`FromStr`].
     pub const NAMES: &'static [&'static str] = &[

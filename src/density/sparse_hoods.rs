@@ -87,15 +87,7 @@ impl<'a, F: Scalar> SparseRows<'a, F> {
             return Err(Error::param("sparse rows", n, "at most 2^32 rows"));
         }
         let sq_norms = x.row_sq_norms();
-        if metric == MetricKind::Cosine {
-            if let Some(i) = sq_norms.iter().position(|&s| s == 0.0) {
-                return Err(Error::param(
-                    "metric",
-                    "cosine",
-                    format!("row {i} is all zeros: it has no direction, so no cosine distance"),
-                ));
-            }
-        }
+        crate::data::validate::check_cosine_rows(metric, &sq_norms)?;
         // the transpose: each column's rows, in row order
         let d = x.ncols();
         let mut col_start = vec![0usize; d + 1];
@@ -169,12 +161,7 @@ impl<'a, F: Scalar> SparseRows<'a, F> {
     /// The distance of rows a and b from their dot product.
     #[inline]
     fn distance(&self, a: usize, b: usize, dot: f64) -> f64 {
-        let (aa, bb) = (self.sq_norms[a], self.sq_norms[b]);
-        match self.metric {
-            MetricKind::Cosine => (1.0 - dot / (aa.sqrt() * bb.sqrt())).clamp(0.0, 2.0),
-            MetricKind::SqEuclidean => (aa + bb - 2.0 * dot).max(0.0),
-            _ => (aa + bb - 2.0 * dot).max(0.0).sqrt(),
-        }
+        crate::metric::distance_from_dot(self.metric, self.sq_norms[a], self.sq_norms[b], dot)
     }
 }
 
