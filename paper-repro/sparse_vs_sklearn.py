@@ -22,7 +22,11 @@ process loads the matrix, resets its peak resident size (Linux: /proc/self/clear
 (same centres, 10 iterations) and reports how far the peak rose above the resident size before
 the fit; beside it the matrix's own bytes, the centres' and the labels'. DBSCAN: the first
 --dbscan-n rows, `DBSCAN(eps, min_samples, metric="cosine")` with each library limited to the
-same threads (scikit-learn's n_jobs), --whole-repeats runs alternating, median (min-max).
+same threads (scikit-learn's n_jobs), --whole-repeats runs alternating, median (min-max). On the
+Zipf matrix above no two documents share a topic, so at any useful eps every row is noise;
+`--dbscan-data topics` draws the DBSCAN rows from `--topics` topics instead (each document takes
+60 % of its terms from its topic's vocabulary of 4 × --terms terms, Zipf within it, the rest
+from the background Zipf law; the same weighting), where DBSCAN finds clusters.
 """
 import argparse
 import json
@@ -53,6 +57,9 @@ ap.add_argument("--parts", nargs="+", default=["per-iteration", "whole", "memory
 ap.add_argument("--dbscan-n", type=int, default=20_000, help="DBSCAN: the first rows of the matrix")
 ap.add_argument("--dbscan-eps", type=float, default=0.5, help="DBSCAN: eps (cosine distance)")
 ap.add_argument("--dbscan-min-samples", type=int, default=5)
+ap.add_argument("--dbscan-data", choices=["zipf", "topics"], default="zipf",
+                help="DBSCAN's rows: the first of the k-means matrix, or documents in topics")
+ap.add_argument("--topics", type=int, default=50, help="--dbscan-data topics: how many")
 ap.add_argument("--out")
 args = ap.parse_args()
 
@@ -75,7 +82,30 @@ def tfidf(n, d, terms, seed=0):
             block[i] = rng.permutation(seen)[:want] - 1
         rows.append(np.repeat(np.arange(start, start + m), want))
         cols.append(perm[block.ravel()])
-    rows, cols = np.concatenate(rows), np.concatenate(cols)
+    return weighted(np.concatenate(rows), np.concatenate(cols), n, d, rng)
+
+
+def topical(n, d, terms, topics, seed=2):
+    """Documents in topics: 60 % of each document's terms from its topic's vocabulary (Zipf
+    ranks within it), the rest from the background Zipf law over all d terms."""
+    rng = np.random.default_rng(seed)
+    vocab = [rng.choice(d, size=4 * terms, replace=False) for _ in range(topics)]
+    p = 1.0 / np.arange(1, 4 * terms + 1) ** 1.1
+    p /= p.sum()
+    own = int(0.6 * terms)
+    rows, cols = [], []
+    for i in range(n):
+        background = rng.zipf(1.1, size=8 * terms)
+        background = background[background <= d][: terms - own] - 1
+        picked = np.concatenate([vocab[i % topics][rng.choice(4 * terms, size=own, p=p)], background])
+        rows.append(np.full(len(picked), i))
+        cols.append(picked)
+    return weighted(np.concatenate(rows), np.concatenate(cols), n, d, rng)
+
+
+def weighted(rows, cols, n, d, rng):
+    """Term counts (geometric) at (rows, cols), duplicates summed, weighted by smoothed idf,
+    rows scaled to unit L2 norm; CSR with int32 indices."""
     counts = rng.geometric(0.6, size=len(cols)).astype(np.float64)
     X = sp.csr_matrix((counts, (rows, cols)), shape=(n, d))
     X.sum_duplicates()
@@ -142,7 +172,7 @@ lib, what, threads, path = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[
 X = sp.load_npz(path).tocsr()
 if what == "dbscan":
     n, eps, ms = int(sys.argv[5]), float(sys.argv[6]), int(sys.argv[7])
-    X = X[:n]
+    X = X[:n]  # (the DBSCAN rows' own file holds exactly n)
     if lib == "clustr":
         import clustr
         est = clustr.DBSCAN(eps=eps, min_samples=ms, metric="cosine", n_threads=threads)
@@ -231,7 +261,9 @@ with tempfile.TemporaryDirectory() as tmp:
                 peaks.append((k, threads, lib, mib(grown), (csr_bytes + grown) / base))
             print(per_iter[-1:], wholes[-1:], peaks[-2:], flush=True)
     dbscans = []
-    Xd = X[: args.dbscan_n]
+    Xd = topical(args.dbscan_n, args.d, args.terms, args.topics) if args.dbscan_data == "topics" else X[: args.dbscan_n]
+    dpath = str(Path(tmp) / "dbscan.npz")
+    sp.save_npz(dpath, Xd, compressed=False)
     Xd_bytes = Xd.data.nbytes + Xd.indices.nbytes + Xd.indptr.nbytes
     for threads in args.threads if "dbscan" in args.parts else []:
         times, labels = {"clustr": [], "sklearn": []}, {}
@@ -242,7 +274,7 @@ with tempfile.TemporaryDirectory() as tmp:
         ratios = [c / s for c, s in zip(times["clustr"], times["sklearn"])]
         grown = {}
         for lib in ["clustr", "sklearn"]:
-            out = subprocess.run([sys.executable, "-c", PEAK, lib, "dbscan", str(threads), path, str(args.dbscan_n),
+            out = subprocess.run([sys.executable, "-c", PEAK, lib, "dbscan", str(threads), dpath, str(args.dbscan_n),
                                   str(args.dbscan_eps), str(args.dbscan_min_samples)],
                                  capture_output=True, text=True, check=True).stdout
             grown[lib] = mib(float(out))
@@ -251,41 +283,47 @@ with tempfile.TemporaryDirectory() as tmp:
                         int(b.max()) + 1, int((b == -1).sum()), grown["clustr"], grown["sklearn"]))
         print(dbscans[-1], flush=True)
 
-lines += [
-    "## Lloyd per iteration (seconds), same initial centres",
-    "",
-    "| k | threads | clustr | scikit-learn | clustr / scikit-learn |",
-    "|---|---|---|---|---|",
-] + [f"| {k} | {t} | {c} | {s} | {r} |" for k, t, c, s, r in per_iter] + [
-    "",
-    "Same start, " + f"{1 + args.iters} iterations: labels identical, iterations, relative inertia difference:",
-    "",
-] + [f"- k = {k}, {t} thread(s): labels identical {same}, iterations {ic} / {isk}, |Δinertia| / inertia {d:.1e}"
-     for k, t, same, ic, isk, d in agreement] + [
-    "",
-    "## Whole default fit (seconds; each library's own k-means++ start, so iteration counts differ)",
-    "",
-    "| k | threads | clustr | iterations | scikit-learn | iterations |",
-    "|---|---|---|---|---|---|",
-] + [f"| {k} | {t} | {c} | {ic} | {s} | {isk} |" for k, t, c, ic, s, isk in wholes] + [
-    "",
-    "## Peak memory of a fit (10 iterations), beyond the loaded matrix",
-    "",
-    "Ratio: (CSR bytes + growth of the peak during the fit) / (CSR bytes + centres + labels).",
-    "",
-    "| k | threads | library | growth (MiB) | ratio |",
-    "|---|---|---|---|---|",
-] + [f"| {k} | {t} | {lib} | {g:.1f} | {r:.2f} |" for k, t, lib, g, r in peaks] + [
-    "",
-    f"## DBSCAN, cosine (whole fit, seconds): the first {args.dbscan_n:,} rows ({mib(Xd_bytes):.1f} MiB CSR), "
-    f"eps = {args.dbscan_eps}, min_samples = {args.dbscan_min_samples}",
-    "",
-    "Peak: growth of the resident peak during the fit beyond the loaded matrix (MiB), as above.",
-    "",
-    "| threads | clustr | scikit-learn | clustr / scikit-learn | labels identical | clusters | noise | peak clustr | peak scikit-learn |",
-    "|---|---|---|---|---|---|---|---|---|",
-] + [f"| {t} | {c} | {s} | {r} | {same} | {k} | {noise} | {gc:.1f} | {gs:.1f} |"
-     for t, c, s, r, same, k, noise, gc, gs in dbscans] + [""]
+if per_iter:
+    lines += [
+        "## Lloyd per iteration (seconds), same initial centres",
+        "",
+        "| k | threads | clustr | scikit-learn | clustr / scikit-learn |",
+        "|---|---|---|---|---|",
+    ] + [f"| {k} | {t} | {c} | {s} | {r} |" for k, t, c, s, r in per_iter] + [
+        "",
+        "Same start, " + f"{1 + args.iters} iterations: labels identical, iterations, relative inertia difference:",
+        "",
+    ] + [f"- k = {k}, {t} thread(s): labels identical {same}, iterations {ic} / {isk}, |Δinertia| / inertia {d:.1e}"
+         for k, t, same, ic, isk, d in agreement] + [""]
+if wholes:
+    lines += [
+        "## Whole default fit (seconds; each library's own k-means++ start, so iteration counts differ)",
+        "",
+        "| k | threads | clustr | iterations | scikit-learn | iterations |",
+        "|---|---|---|---|---|---|",
+    ] + [f"| {k} | {t} | {c} | {ic} | {s} | {isk} |" for k, t, c, ic, s, isk in wholes] + [""]
+if peaks:
+    lines += [
+        "## Peak memory of a fit (10 iterations), beyond the loaded matrix",
+        "",
+        "Ratio: (CSR bytes + growth of the peak during the fit) / (CSR bytes + centres + labels).",
+        "",
+        "| k | threads | library | growth (MiB) | ratio |",
+        "|---|---|---|---|---|",
+    ] + [f"| {k} | {t} | {lib} | {g:.1f} | {r:.2f} |" for k, t, lib, g, r in peaks] + [""]
+if dbscans:
+    rows_from = (f"{args.dbscan_n:,} documents in {args.topics} topics (--dbscan-data topics)"
+                 if args.dbscan_data == "topics" else f"the first {args.dbscan_n:,} rows")
+    lines += [
+        f"## DBSCAN, cosine (whole fit, seconds): {rows_from}, {Xd.nnz:,} stored values ({mib(Xd_bytes):.1f} MiB CSR), "
+        f"eps = {args.dbscan_eps}, min_samples = {args.dbscan_min_samples}",
+        "",
+        "Peak: growth of the resident peak during the fit beyond the loaded matrix (MiB), as above.",
+        "",
+        "| threads | clustr | scikit-learn | clustr / scikit-learn | labels identical | clusters | noise | peak clustr | peak scikit-learn |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ] + [f"| {t} | {c} | {s} | {r} | {same} | {k} | {noise} | {gc:.1f} | {gs:.1f} |"
+         for t, c, s, r, same, k, noise, gc, gs in dbscans] + [""]
 text = "\n".join(lines)
 print(text)
 if args.out:

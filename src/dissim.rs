@@ -6,6 +6,9 @@
 //! The packed layout follows the `kmedoids` crate's `LowerTriangle`: no diagonal, entry
 //! (i, j) with i > j at index i(i−1)/2 + j.
 
+mod sparse_rows;
+pub use sparse_rows::{check_sparse_metric, cross_distances, SparseRows};
+
 use crate::data::validate::{check_dissimilarity_matrix, check_metric_magnitude, check_points, SYMMETRY_TOL};
 use crate::data::CsrView;
 use crate::error::{Error, Result};
@@ -96,19 +99,12 @@ impl<F: Scalar> DenseMatrix<'static, F> {
     /// The full matrix of the distances between sparse rows, after checking their range for
     /// the metric and that the matrix fits in [`crate::memory::max_memory`]: Euclidean,
     /// squared Euclidean and cosine from dot products and norms (scikit-learn's formulas on
-    /// sparse rows; an all-zero row has no cosine distance), Manhattan by merging the two
+    /// sparse rows; an all-zero row is at cosine distance 1 as between dense rows), Manhattan by merging the two
     /// rows. Each row is scattered once into a dense buffer and dotted with the rows before it.
     pub fn from_sparse_rows(x: CsrView<F>, metric: MetricKind) -> Result<Self> {
         use crate::data::validate::{check_extents, Arithmetic};
         let (n, d) = (x.nrows(), x.ncols());
-        if !matches!(
-            metric,
-            MetricKind::Euclidean | MetricKind::SqEuclidean | MetricKind::Cosine | MetricKind::Manhattan
-        ) {
-            return Err(Error::Unsupported(format!(
-                "the {metric} distance between sparse rows: euclidean, sqeuclidean, cosine and manhattan are computed on them"
-            )));
-        }
+        sparse_rows::check_sparse_metric(metric)?;
         check_extents::<F>(
             &x.column_extents(),
             n,
@@ -116,7 +112,6 @@ impl<F: Scalar> DenseMatrix<'static, F> {
             "the distance matrix",
         )?;
         let sq_norms = x.row_sq_norms();
-        crate::data::validate::check_cosine_rows(metric, &sq_norms)?;
         check_matrix_memory::<F>(n)?;
         let mut m = Array2::<F>::zeros((n, n));
         m.axis_iter_mut(ndarray::Axis(0))
@@ -132,7 +127,7 @@ impl<F: Scalar> DenseMatrix<'static, F> {
                     for (j, o) in out.iter_mut().enumerate().take(i) {
                         let (bi, bv) = x.row(j);
                         let v = match metric {
-                            MetricKind::Manhattan => manhattan_merged((ai, av), (bi, bv)),
+                            MetricKind::Manhattan => x.manhattan(i, j),
                             _ => {
                                 let dot: f64 = bi
                                     .iter()
@@ -151,33 +146,6 @@ impl<F: Scalar> DenseMatrix<'static, F> {
             );
         symmetrize_from_lower(m.as_slice_mut().expect("a new array is standard"), n);
         Ok(DenseMatrix { m: m.into() })
-    }
-}
-
-/// Σ |a − b| over the union of two sparse rows' columns, in column order.
-fn manhattan_merged<F: Scalar>((ai, av): (&[u32], &[F]), (bi, bv): (&[u32], &[F])) -> f64 {
-    let (mut p, mut q, mut sum) = (0, 0, 0.0f64);
-    loop {
-        let (a, b) = (ai.get(p), bi.get(q));
-        sum += match (a, b) {
-            (None, None) => return sum,
-            (Some(a), Some(b)) if a == b => {
-                (p, q) = (p + 1, q + 1);
-                (av[p - 1].to_f64_exact() - bv[q - 1].to_f64_exact()).abs()
-            }
-            (Some(a), Some(b)) if a < b => {
-                p += 1;
-                av[p - 1].to_f64_exact().abs()
-            }
-            (Some(_), None) => {
-                p += 1;
-                av[p - 1].to_f64_exact().abs()
-            }
-            _ => {
-                q += 1;
-                bv[q - 1].to_f64_exact().abs()
-            }
-        };
     }
 }
 

@@ -86,10 +86,11 @@ pub enum MetricKind {
 
 /// The distance between two rows from their squared norms and dot product (how scikit-learn
 /// computes Euclidean, squared Euclidean and cosine distances on sparse rows; other metrics
-/// are not computed so and give the Euclidean one).
+/// are not computed so and give the Euclidean one). Cosine keeps the dense rows' convention
+/// for an all-zero row: 1 from any other row, 0 from another all-zero row.
 pub(crate) fn distance_from_dot(metric: MetricKind, aa: f64, bb: f64, dot: f64) -> f64 {
     match metric {
-        MetricKind::Cosine => (1.0 - dot / (aa.sqrt() * bb.sqrt())).clamp(0.0, 2.0),
+        MetricKind::Cosine => cosine_from_parts(dot, aa, bb),
         MetricKind::SqEuclidean => (aa + bb - 2.0 * dot).max(0.0),
         _ => (aa + bb - 2.0 * dot).max(0.0).sqrt(),
     }

@@ -1052,41 +1052,70 @@ fn the_matrix_covers_every_described_method() {
     }
 }
 
-/// Sparse files where the metric decides (issue #41): DBSCAN and OPTICS under cosine refuse an
-/// all-zero row (no direction); under euclidean the same file clusters.
+/// An all-zero sparse row under cosine (issue #41): DBSCAN, OPTICS, HDBSCAN and the distance
+/// matrix take it as its dense form does (at distance 1 from the other rows), with the same
+/// labels as the same rows stored dense.
 #[test]
-fn an_all_zero_sparse_row_under_cosine_is_refused() {
+fn an_all_zero_sparse_row_under_cosine_is_taken_as_its_dense_form() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     std::fs::write(d.join("zero.svm"), "1 1:1 2:1\n1 1:1 2:0.9\n1\n1 3:1\n1 3:2\n").unwrap();
-    let mut failures = Vec::new();
-    let mut count = 0;
-    for sub in ["dbscan", "optics"] {
-        let mut args: Vec<String> = [
-            sub,
-            "zero.svm",
+    let dense = ndarray::array![
+        [1.0, 1.0, 0.0],
+        [1.0, 0.9, 0.0],
+        [0.0, 0.0, 0.0],
+        [0.0, 0.0, 1.0],
+        [0.0, 0.0, 2.0]
+    ];
+    clustr::data::write_matrix(d.join("zero.npy"), dense.view(), &[]).unwrap();
+    let run = |args: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_clustr"))
+            .current_dir(d)
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    let settings: [(&str, &[&str]); 3] = [
+        ("dbscan", &["--eps", "0.3", "--min-samples", "2"]),
+        ("optics", &["--min-samples", "2", "--min-cluster-size", "2"]),
+        ("hdbscan", &["--min-cluster-size", "2"]),
+    ];
+    for (sub, extra) in settings {
+        for input in ["zero.svm", "zero.npy"] {
+            let mut args = vec![sub, input, "--metric", "cosine", "--labels-out"];
+            args.push(if input == "zero.svm" {
+                "sparse.csv"
+            } else {
+                "dense.csv"
+            });
+            args.extend(extra);
+            run(&args);
+        }
+        let read = |f: &str| std::fs::read_to_string(d.join(f)).unwrap();
+        assert_eq!(read("sparse.csv"), read("dense.csv"), "{sub}");
+    }
+    for input in ["zero.svm", "zero.npy"] {
+        let out = format!("{input}.d.npy");
+        run(&[
+            "distances",
+            input,
             "--metric",
             "cosine",
-            "--min-samples",
-            "2",
-            "--labels-out",
-            "out.npy",
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-        if sub == "dbscan" {
-            args.extend(["--eps".into(), "0.3".into()]);
-        }
-        count += 1;
-        if let Some(why) = judge(d, &args, "out.npy", true, "all zeros") {
-            failures.push(format!("{sub} / cosine: {why}"));
-        }
-        args[3] = "euclidean".into();
-        count += 1;
-        if let Some(why) = judge(d, &args, "out.npy", false, "") {
-            failures.push(format!("{sub} / euclidean: {why}"));
-        }
+            "--dtype",
+            "f64",
+            "--out",
+            &out,
+        ]);
     }
-    report("all-zero sparse row", count, &failures);
+    let sparse = clustr::data::read_matrix::<f64>(d.join("zero.svm.d.npy")).unwrap();
+    let dense = clustr::data::read_matrix::<f64>(d.join("zero.npy.d.npy")).unwrap();
+    assert_eq!(sparse.row(2).to_vec(), vec![1.0, 1.0, 0.0, 1.0, 1.0]);
+    for (a, b) in sparse.iter().zip(&dense) {
+        assert!((a - b).abs() <= 1e-12, "{sparse} vs {dense}");
+    }
 }

@@ -34,6 +34,7 @@ fn sparse_dbscan_equals_dense_dbscan() {
         (MetricKind::SqEuclidean, 1.4),
         (MetricKind::Cosine, 0.15),
         (MetricKind::Cosine, 1.0),
+        (MetricKind::Manhattan, 3.0),
     ] {
         for min_samples in [1, 4, 12] {
             let est = Dbscan::new(eps).min_samples(min_samples).metric(metric);
@@ -44,6 +45,11 @@ fn sparse_dbscan_equals_dense_dbscan() {
                 "{metric} eps {eps} min_samples {min_samples}"
             );
             assert_eq!(sparse.core_sample_indices, dense.core_sample_indices);
+            let clusters = dense.labels.iter().max().map_or(0, |&l| l + 1);
+            let noise = dense.labels.iter().filter(|&&l| l < 0).count();
+            if min_samples == 4 {
+                assert!(clusters >= 1 && noise < 200, "{metric} eps {eps}: {noise} noise");
+            }
         }
     }
     // a small-norm row shares no term with its neighbours but is within eps by the norms alone
@@ -51,11 +57,14 @@ fn sparse_dbscan_equals_dense_dbscan() {
     y.row_mut(0).fill(0.0);
     y[[0, 59]] = 0.01;
     let s = Csr::from_dense(y.view()).unwrap();
-    let est = Dbscan::new(1.9).min_samples(3);
-    assert_eq!(
-        est.fit(&s.view()).unwrap().labels,
-        est.fit(&y.view()).unwrap().labels
-    );
+    for (metric, eps) in [(MetricKind::Euclidean, 1.9), (MetricKind::Manhattan, 4.0)] {
+        let est = Dbscan::new(eps).min_samples(3).metric(metric);
+        assert_eq!(
+            est.fit(&s.view()).unwrap().labels,
+            est.fit(&y.view()).unwrap().labels,
+            "{metric}"
+        );
+    }
 }
 
 /// The radius graph of the points: entries within `eps`, the diagonal not stored.
@@ -99,22 +108,52 @@ fn a_precomputed_graph_gives_the_labels_of_its_points() {
     assert!(Dbscan::new(1.0).fit_graph(neg.view()).is_err());
 }
 
+/// All-zero rows under cosine (at 1 from every other row, at 0 from each other, as between
+/// dense rows): DBSCAN, OPTICS, HDBSCAN and the distance matrix equal their dense forms; a
+/// metric not computed on sparse rows is refused.
 #[test]
-fn cosine_refuses_an_all_zero_row_and_other_metrics_are_refused() {
-    let x = grouped(50, 30, 3);
-    let mut y = x.clone();
-    y.row_mut(7).fill(0.0);
-    let s = Csr::from_dense(y.view()).unwrap();
+fn all_zero_rows_under_cosine_as_dense_rows_and_other_metrics_are_refused() {
+    use clustr::density::{Hdbscan, Optics};
+    let mut x = grouped(60, 30, 3);
+    for i in [7, 8, 30] {
+        x.row_mut(i).fill(0.0);
+    }
+    let s = Csr::from_dense(x.view()).unwrap();
+    for eps in [0.2, 1.0] {
+        let est = Dbscan::new(eps).min_samples(2).metric(MetricKind::Cosine);
+        let dense = est.fit(&x.view()).unwrap();
+        assert_eq!(est.fit(&s.view()).unwrap().labels, dense.labels, "eps {eps}");
+        assert_eq!(dense.labels[7], dense.labels[8], "eps {eps}");
+        assert!(dense.labels[7] >= 0, "eps {eps}");
+    }
+    let est = Optics::new(3).metric(MetricKind::Cosine);
+    let (a, b) = (est.fit(&s.view()).unwrap(), est.fit(&x.view()).unwrap());
+    assert_eq!((a.ordering, a.labels), (b.ordering, b.labels));
+    let est = Hdbscan::new(3).metric(MetricKind::Cosine);
+    assert_eq!(
+        est.fit(&s.view()).unwrap().labels,
+        est.fit(&x.view()).unwrap().labels
+    );
+    let m = clustr::DenseMatrix::from_sparse_rows(s.view(), MetricKind::Cosine).unwrap();
+    let rows = clustr::dissim::SparseRows::new(s.view(), MetricKind::Cosine).unwrap();
+    let mut row = vec![0.0; 60];
+    for i in [0, 7, 8] {
+        rows.distances_from(i, &mut row);
+        for (j, got) in row.iter().enumerate() {
+            let dense = clustr::Metric::distance(
+                &MetricKind::Cosine,
+                x.row(i).as_slice().unwrap(),
+                x.row(j).as_slice().unwrap(),
+            );
+            assert!((got - dense).abs() <= 1e-12, "{i} {j}");
+            assert!((m.view()[[i, j]] - dense).abs() <= 1e-12, "{i} {j}");
+        }
+    }
     let e = Dbscan::new(0.3)
-        .metric(MetricKind::Cosine)
+        .metric(MetricKind::Minkowski(f64::INFINITY))
         .fit(&s.view())
         .unwrap_err();
-    assert!(e.to_string().contains("row 7"), "{e}");
-    let s = Csr::from_dense(x.view()).unwrap();
-    assert!(Dbscan::new(0.3)
-        .metric(MetricKind::Manhattan)
-        .fit(&s.view())
-        .is_err());
+    assert!(e.to_string().contains("manhattan are computed"), "{e}");
 }
 
 #[test]
@@ -122,7 +161,7 @@ fn sparse_optics_equals_dense_optics() {
     use clustr::density::Optics;
     let x = grouped(300, 60, 4);
     let s = Csr::from_dense(x.view()).unwrap();
-    for metric in [MetricKind::Euclidean, MetricKind::Cosine] {
+    for metric in [MetricKind::Euclidean, MetricKind::Cosine, MetricKind::Manhattan] {
         for min_samples in [3, 8] {
             let est = Optics::new(min_samples).metric(metric);
             let dense = est.fit(&x.view()).unwrap();
@@ -186,6 +225,7 @@ fn sparse_hdbscan_equals_hdbscan_on_distances_and_on_dense_rows() {
         (MetricKind::Euclidean, 1.0),
         (MetricKind::Euclidean, 0.7),
         (MetricKind::Cosine, 1.0),
+        (MetricKind::Manhattan, 1.0),
     ] {
         let d = Array2::from_shape_fn((n, n), |(i, j)| {
             let (a, b) = (x.row(i), x.row(j));
@@ -194,6 +234,7 @@ fn sparse_hdbscan_equals_hdbscan_on_distances_and_on_dense_rows() {
             match metric {
                 _ if i == j => 0.0,
                 MetricKind::Cosine => (1.0 - dot / (aa.sqrt() * bb.sqrt())).clamp(0.0, 2.0),
+                MetricKind::Manhattan => a.iter().zip(b).map(|(p, q)| (p - q).abs()).sum(),
                 _ => (aa + bb - 2.0 * dot).max(0.0).sqrt(),
             }
         });
@@ -209,7 +250,7 @@ fn sparse_hdbscan_equals_hdbscan_on_distances_and_on_dense_rows() {
             for (a, b) in sparse.probabilities.iter().zip(&pre.probabilities) {
                 assert!((a - b).abs() <= 1e-9, "{what}: {a} vs {b}");
             }
-            if metric == MetricKind::Euclidean && alpha == 1.0 {
+            if alpha == 1.0 && metric != MetricKind::Cosine {
                 assert_eq!(
                     sparse.labels,
                     est.fit(&x.view()).unwrap().labels,
@@ -219,10 +260,10 @@ fn sparse_hdbscan_equals_hdbscan_on_distances_and_on_dense_rows() {
         }
     }
     let e = Hdbscan::new(5)
-        .metric(MetricKind::Manhattan)
+        .metric(MetricKind::Minkowski(3.0))
         .fit(&s.view())
         .unwrap_err();
-    assert!(e.to_string().contains("manhattan"), "{e}");
+    assert!(e.to_string().contains("minkowski"), "{e}");
 }
 
 /// The distance matrix of sparse rows equals the one of their dense form under every metric
@@ -257,6 +298,35 @@ fn sparse_distance_matrices_and_kmedoids_equal_their_dense_forms() {
         let est = KMedoids::fasterpam(5).metric(metric).seed(3);
         let (a, b) = (est.fit(&s.view()).unwrap(), est.fit(&x.view()).unwrap());
         assert_eq!((a.medoids, a.labels), (b.medoids, b.labels), "{metric}");
+        // the sampling methods, distances computed when needed: the on-the-fly values are the
+        // matrix's, so the fit equals the one on the sparse rows' matrix
+        let clara = clustr::kmedoids::Clara::fasterclara(5).metric(metric).seed(3);
+        let (a, b) = (clara.fit(&s.view()).unwrap(), clara.fit(&sparse).unwrap());
+        assert_eq!(
+            (a.medoids, a.labels, a.loss),
+            (b.medoids, b.labels, b.loss),
+            "{metric}"
+        );
+        let clarans = clustr::kmedoids::Clarans::new(5).metric(metric).seed(3);
+        let (a, b) = (clarans.fit(&s.view()).unwrap(), clarans.fit(&sparse).unwrap());
+        assert_eq!(
+            (a.medoids, a.labels, a.loss),
+            (b.medoids, b.labels, b.loss),
+            "{metric}"
+        );
+        let rows = clustr::dissim::SparseRows::new(s.view(), metric).unwrap();
+        for (i, j) in [(0, 1), (5, 77), (149, 3), (8, 8)] {
+            let on_the_fly = clustr::Dissimilarity::get(&rows, i, j);
+            assert_eq!(on_the_fly, sparse.view()[[i, j]], "{metric} ({i}, {j})");
+        }
+        // a prediction's distances: rows against the medoids' rows
+        let medoids = s.view().select_rows(&[3, 50, 99]);
+        let cross = clustr::dissim::cross_distances(s.view(), medoids.view(), metric).unwrap();
+        for i in 0..150 {
+            for (c, &m) in [3, 50, 99].iter().enumerate().filter(|(_, &m)| m != i) {
+                assert_eq!(cross[[i, c]], sparse.view()[[i, m]], "{metric} ({i}, {m})");
+            }
+        }
     }
     let e = DenseMatrix::from_sparse_rows(s.view(), MetricKind::Haversine).unwrap_err();
     assert!(e.to_string().contains("haversine"), "{e}");

@@ -135,3 +135,97 @@ fn the_cli_fits_sparse_files_as_their_dense_form() {
         }
     }
 }
+
+/// `clustr dbscan`, `optics` and `hdbscan` fit a sparse file as sparse rows (euclidean,
+/// manhattan, cosine): the labels of the same matrix stored dense.
+#[test]
+fn the_cli_density_methods_fit_sparse_files_as_their_dense_form() {
+    let dir = tempfile::tempdir().unwrap();
+    let settings: [(&str, &[&str]); 3] = [
+        ("dbscan", &["--eps", "3", "--min-samples", "2"]),
+        ("optics", &["--min-samples", "2", "--min-cluster-size", "2"]),
+        (
+            "hdbscan",
+            &[
+                "--min-cluster-size",
+                "2",
+                "--min-samples",
+                "1",
+                "--allow-single-cluster",
+            ],
+        ),
+    ];
+    for (cmd, args) in settings {
+        for metric in ["euclidean", "manhattan"] {
+            let fit = |input: &str| {
+                let labels = dir.path().join(format!("{cmd}-{metric}-{input}.csv"));
+                let out = std::process::Command::new(env!("CARGO_BIN_EXE_clustr"))
+                    .args([cmd, fixture(input).to_str().unwrap(), "--metric", metric])
+                    .args(args)
+                    .arg("--labels-out")
+                    .arg(&labels)
+                    .output()
+                    .unwrap();
+                assert!(
+                    out.status.success(),
+                    "{cmd} {metric} {input}: {}",
+                    String::from_utf8_lossy(&out.stderr)
+                );
+                std::fs::read_to_string(labels).unwrap()
+            };
+            let dense_labels = fit("dense.npy");
+            assert!(
+                dense_labels.lines().any(|l| l.trim() == "0"),
+                "{cmd} {metric}: no cluster"
+            );
+            for input in ["csr.npz", "coo.npz", "rows.svmlight"] {
+                assert_eq!(fit(input), dense_labels, "{cmd} {metric} {input}");
+            }
+        }
+    }
+}
+
+/// The k-medoids commands fit a sparse file as sparse rows (the swap methods on their distance
+/// matrix, CLARA and CLARANS with distances computed when needed): the medoids, labels and
+/// loss of the same matrix stored dense.
+#[test]
+fn the_cli_kmedoids_methods_fit_sparse_files_as_their_dense_form() {
+    let dir = tempfile::tempdir().unwrap();
+    for cmd in ["fasterpam", "pam", "fasterclara", "clarans"] {
+        for metric in ["euclidean", "manhattan", "cosine"] {
+            let fit = |input: &str| {
+                let labels = dir.path().join(format!("{cmd}-{metric}-{input}.csv"));
+                let out = std::process::Command::new(env!("CARGO_BIN_EXE_clustr"))
+                    .args([cmd, fixture(input).to_str().unwrap(), "--k", "2", "--seed", "1"])
+                    .args(["--metric", metric, "--json", "--labels-out"])
+                    .arg(&labels)
+                    .output()
+                    .unwrap();
+                assert!(
+                    out.status.success(),
+                    "{cmd} {metric} {input}: {}",
+                    String::from_utf8_lossy(&out.stderr)
+                );
+                let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+                (
+                    r["medoids"].clone(),
+                    r["labels"].clone(),
+                    r["loss"].as_f64().unwrap(),
+                )
+            };
+            let dense = fit("dense.npy");
+            for input in ["csr.npz", "rows.svmlight"] {
+                let (medoids, labels, loss) = fit(input);
+                assert_eq!(
+                    (&medoids, &labels),
+                    (&dense.0, &dense.1),
+                    "{cmd} {metric} {input}"
+                );
+                assert!(
+                    (loss - dense.2).abs() <= 1e-12 * (1.0 + dense.2),
+                    "{cmd} {metric} {input}"
+                );
+            }
+        }
+    }
+}

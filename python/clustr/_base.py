@@ -119,6 +119,13 @@ def metric_name(metric, p=None):
     return metric
 
 
+def sparse_rows_metric(metric, p=None):
+    """Whether clustr computes the metric on sparse rows (euclidean, sqeuclidean, cosine,
+    manhattan) without densifying them."""
+    return metric != "precomputed" and metric_name(metric, p) in (
+        "euclidean", "sqeuclidean", "cosine", "manhattan", "cityblock", "l1")
+
+
 def nearest(X, centres, metric, threads):
     """Index of the nearest centre of each row, as int64, and its distance (sparse rows:
     squared Euclidean only)."""

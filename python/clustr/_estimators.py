@@ -24,7 +24,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import _check_sample_weight, _num_samples, check_is_fitted, check_non_negative
 
 from ._base import _clustr
-from ._base import BACKEND, METRICS, RANDOM_STATE, THREADS, metric_name, n_threads, nearest, params, pairwise, points, rows
+from ._base import BACKEND, METRICS, RANDOM_STATE, THREADS, sparse_rows_metric, n_threads, nearest, params, pairwise, points, rows
 
 
 def _weights(sample_weight, X, allow_negative=False):
@@ -594,6 +594,12 @@ class KMedoids(ClusterMixin, TransformerMixin, BaseEstimator):
     The swap methods keep the n × n dissimilarity matrix (of X's dtype) in memory; above the
     memory limit (``clustr.set_max_memory``) the fit raises ``MemoryError`` with the
     estimate before allocating.
+
+    scipy.sparse X is taken under euclidean, sqeuclidean, cosine and manhattan without a
+    dense copy (the swap methods on the matrix of its rows' distances, the sampling methods
+    with distances computed when needed); ``cluster_centers_`` is then the medoids' rows as a
+    sparse matrix, as scikit-learn-extra's, and ``predict``/``transform`` take dense or sparse
+    rows.
     """
 
     _parameter_constraints = {
@@ -650,6 +656,7 @@ class KMedoids(ClusterMixin, TransformerMixin, BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         precomputed = self.metric == "precomputed"
+        tags.input_tags.sparse = sparse_rows_metric(self.metric, self.p)
         tags.input_tags.pairwise = precomputed
         # Dissimilarities are non-negative.
         tags.input_tags.positive_only = precomputed
@@ -657,7 +664,7 @@ class KMedoids(ClusterMixin, TransformerMixin, BaseEstimator):
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None, sample_weight=None):
-        X = points(self, X, reset=True)
+        X = points(self, X, reset=True, accept_sparse=sparse_rows_metric(self.metric, self.p))
         w = _weights(sample_weight, X)
         precomputed = self.metric == "precomputed"
         if precomputed:
@@ -677,7 +684,7 @@ class KMedoids(ClusterMixin, TransformerMixin, BaseEstimator):
         if precomputed:
             p["metric"] = "precomputed"
         metric = p["metric"]
-        out = _clustr.kmedoids_fit(X, p, w)
+        out = _clustr.kmedoids_fit(rows(X), p, w)
         self.backend_ = out["backend"]
         self.medoid_indices_ = out["medoid_indices"]
         self.labels_ = out["labels"]
@@ -695,16 +702,23 @@ class KMedoids(ClusterMixin, TransformerMixin, BaseEstimator):
     def _to_medoids(self, X):
         """Dissimilarities of X's rows to the medoids (n × k), and their nearest medoid."""
         check_is_fitted(self)
-        X = points(self, X, reset=False)
+        X = points(self, X, reset=False, accept_sparse=sparse_rows_metric(self._metric))
         if self._metric == "precomputed":
             d = X[:, self.medoid_indices_]
             return d, np.argmin(d, axis=1).astype(np.int64)
-        return pairwise(X, self.cluster_centers_, self._metric, n_threads(self)), None
+        medoids = self.cluster_centers_
+        if sp.issparse(X) or sp.issparse(medoids):
+            # (the fit's own distances between sparse rows)
+            dtype = medoids.dtype
+            X, medoids = sp.csr_matrix(X, dtype=dtype), sp.csr_matrix(medoids, dtype=dtype)
+            d = _clustr.sparse_distances(rows(X), rows(medoids), self._metric, n_threads(self)).astype(dtype, copy=False)
+            return d, np.argmin(d, axis=1).astype(np.int64)
+        return pairwise(X, medoids, self._metric, n_threads(self)), None
 
     def predict(self, X):
         """The nearest medoid of each new point (lowest index on ties)."""
         check_is_fitted(self)
-        if self._metric == "precomputed":
+        if self._metric == "precomputed" or sp.issparse(X) or sp.issparse(self.cluster_centers_):
             return self._to_medoids(X)[1]
         X = points(self, X, reset=False)
         return nearest(X, self.cluster_centers_, self._metric, n_threads(self))[0]
@@ -746,18 +760,20 @@ class DBSCAN(ClusterMixin, BaseEstimator):
         self.backend = backend
         self.n_threads = n_threads
 
-    # The metrics computed on sparse rows (by brute force over the rows sharing a term).
-    _SPARSE_METRICS = ("euclidean", "sqeuclidean", "cosine", "precomputed")
+    def _sparse_metric(self):
+        """Whether the metric takes sparse input: computed on sparse rows (by brute force over
+        the rows sharing a term), or a precomputed sparse neighbourhood graph."""
+        return self.metric == "precomputed" or sparse_rows_metric(self.metric, self.p)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = self.metric in self._SPARSE_METRICS
+        tags.input_tags.sparse = self._sparse_metric()
         tags.input_tags.pairwise = self.metric == "precomputed"
         return tags
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None, sample_weight=None):
-        X = points(self, X, reset=True, accept_sparse=self.metric in self._SPARSE_METRICS)
+        X = points(self, X, reset=True, accept_sparse=self._sparse_metric())
         w = _weights(sample_weight, X, allow_negative=True)
         if self.metric == "precomputed":
             out = _clustr.dbscan_graph_fit(rows(_neighbourhood_graph(X, self.eps)), params(self, metric="euclidean"), w)
@@ -841,8 +857,8 @@ class HDBSCAN(ClusterMixin, BaseEstimator):
         self.n_threads = n_threads
 
     def _sparse_metric(self):
-        """Whether the metric is one computed on sparse rows (euclidean, sqeuclidean, cosine)."""
-        return self.metric != "precomputed" and metric_name(self.metric, self.p) in ("euclidean", "sqeuclidean", "cosine")
+        """Whether the metric is one computed on sparse rows."""
+        return sparse_rows_metric(self.metric, self.p)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -945,9 +961,9 @@ class OPTICS(ClusterMixin, BaseEstimator):
         return max(2, int(v * n))
 
     def _sparse_metric(self):
-        """Whether the metric takes sparse input: computed on sparse rows (euclidean,
-        sqeuclidean, cosine), or a precomputed sparse neighbourhood graph."""
-        return self.metric == "precomputed" or metric_name(self.metric, self.p) in ("euclidean", "sqeuclidean", "cosine")
+        """Whether the metric takes sparse input: computed on sparse rows, or a precomputed
+        sparse neighbourhood graph."""
+        return self.metric == "precomputed" or sparse_rows_metric(self.metric, self.p)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -1179,10 +1195,13 @@ def expected_failed_checks(estimator):
         if estimator.method in ("clarans", "fastclarans") or (
             not build and "clara" not in estimator.method
         ):
-            failing["check_sample_weight_equivalence_on_dense_data"] = (
+            why = (
                 "random starts and CLARANS' tries draw among the rows, so weighted and repeated "
                 "rows make different draws; from BUILD the fits are equal"
             )
+            failing["check_sample_weight_equivalence_on_dense_data"] = why
+            if sparse_rows_metric(estimator.metric, estimator.p):
+                failing["check_sample_weight_equivalence_on_sparse_data"] = why
         return failing
     if isinstance(estimator, (KMeans, BisectingKMeans, MiniBatchKMeans, GaussianMixture, PowerKMeans, RffKpkm)):
         # scikit-learn declares the same for its KMeans and MiniBatchKMeans.

@@ -781,6 +781,21 @@ impl Medoids {
             Medoids::Clarans(e) => e.progress(p).metric(metric).fit(&x),
         }
     }
+
+    /// Fits sparse rows: the swap methods on their distance matrix, the sampling ones with
+    /// the distances computed when needed.
+    fn fit_sparse<F: Scalar + KValue<Loss = f64>>(
+        self,
+        x: clustr::data::CsrView<F>,
+        metric: MetricKind,
+        p: ProgressFn,
+    ) -> clustr::Result<KMedoidsModel<f64>> {
+        match self {
+            Medoids::Swap(e) => e.progress(p).metric(metric).fit(&x),
+            Medoids::Clara(e) => e.progress(p).metric(metric).fit(&x),
+            Medoids::Clarans(e) => e.progress(p).metric(metric).fit(&x),
+        }
+    }
 }
 
 /// k-medoids on points under `metric`, or on a precomputed square matrix (`metric` =
@@ -789,7 +804,7 @@ impl Medoids {
 #[pyfunction]
 fn kmedoids_fit<'py>(
     py: Python<'py>,
-    x: Points<'py>,
+    x: AnyPoints<'py>,
     params: Bound<'py, PyDict>,
     sample_weight: Option<Vec<f64>>,
 ) -> PyResult<Bound<'py, PyDict>> {
@@ -853,14 +868,20 @@ fn kmedoids_fit<'py>(
     };
     let metric_name = p.string("metric")?;
     let n_threads = p.n_threads()?;
-    let model = with_points!(x, v => {
-        if metric_name == "precomputed" {
-            run(py, n_threads, |p| est.fit(&DenseMatrix::new(v)?, p))?
-        } else {
+    let model = match &x {
+        AnyPoints::Dense(x) => with_points!(x, v => {
+            if metric_name == "precomputed" {
+                run(py, n_threads, |p| est.fit(&DenseMatrix::new(v)?, p))?
+            } else {
+                let m = metric(&metric_name)?;
+                run(py, n_threads, |p| est.fit_points(v, m, p))?
+            }
+        }),
+        AnyPoints::Sparse(x) => {
             let m = metric(&metric_name)?;
-            run(py, n_threads, |p| est.fit_points(v, m, p))?
+            with_sparse!(x, v => run(py, n_threads, |p| est.fit_sparse(v, m, p))?)
         }
-    });
+    };
     out(
         py,
         vec![
@@ -1266,6 +1287,7 @@ fn _clustr(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sparse::sparse_nearest, m)?)?;
     m.add_function(wrap_pyfunction!(dbscan_graph_fit, m)?)?;
     m.add_function(wrap_pyfunction!(sparse::sparse_transform, m)?)?;
+    m.add_function(wrap_pyfunction!(sparse::sparse_distances, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -164,3 +164,41 @@ pub(crate) fn sparse_transform<'py>(
     }
     with_sparse!(x, v => go(py, v, &centres, n_threads))
 }
+
+/// The distance of each sparse row of `x` to each sparse row of `medoids` (n × k, float64)
+/// under `metric` (euclidean, sqeuclidean, cosine, manhattan): a k-medoids prediction on
+/// sparse rows, with the values of the fit's own distances.
+#[pyfunction]
+pub(crate) fn sparse_distances<'py>(
+    py: Python<'py>,
+    x: SparseRows<'py>,
+    medoids: SparseRows<'py>,
+    metric: &str,
+    n_threads: usize,
+) -> PyResult<Bound<'py, PyAny>> {
+    let metric = crate::metric(metric)?;
+    let (xi, xp) = (x.indices()?, x.indptr()?);
+    let (mi, mp) = (medoids.indices()?, medoids.indptr()?);
+    let d = match (&x.0, &medoids.0) {
+        (Values::F64(a), Values::F64(b)) => {
+            let (a, b) = (
+                CsrView::new(x.ncols(), &xp, &xi, a.as_slice()?).map_err(to_py)?,
+                CsrView::new(medoids.ncols(), &mp, &mi, b.as_slice()?).map_err(to_py)?,
+            );
+            run(py, n_threads, |_| clustr::dissim::cross_distances(a, b, metric))?
+        }
+        (Values::F32(a), Values::F32(b)) => {
+            let (a, b) = (
+                CsrView::new(x.ncols(), &xp, &xi, a.as_slice()?).map_err(to_py)?,
+                CsrView::new(medoids.ncols(), &mp, &mi, b.as_slice()?).map_err(to_py)?,
+            );
+            run(py, n_threads, |_| clustr::dissim::cross_distances(a, b, metric))?
+        }
+        _ => {
+            return Err(pyo3::exceptions::PyTypeError::new_err(
+                "the rows and the medoids have different dtypes",
+            ))
+        }
+    };
+    Ok(arr2(py, d))
+}

@@ -173,11 +173,11 @@ def grouped(n=800, d=200, seed=0):
     return normalize(sp.csr_matrix(X))
 
 
-@pytest.mark.parametrize("metric,eps", [("euclidean", 0.5), ("cosine", 0.15), ("cosine", 1.0)])
+@pytest.mark.parametrize(
+    "metric,eps", [("euclidean", 0.5), ("cosine", 0.15), ("cosine", 1.0), ("manhattan", 1.2)]
+)
 @pytest.mark.parametrize("min_samples", [2, 6])
 def test_dbscan_on_sparse_rows_equals_sklearn(metric, eps, min_samples):
-    # (scikit-learn takes euclidean, cosine and manhattan on sparse rows; clustr euclidean,
-    # sqeuclidean and cosine)
     from sklearn.cluster import DBSCAN as SkDBSCAN
 
     X = grouped()
@@ -186,7 +186,7 @@ def test_dbscan_on_sparse_rows_equals_sklearn(metric, eps, min_samples):
     np.testing.assert_array_equal(got.labels_, ref.labels_)
     np.testing.assert_array_equal(got.core_sample_indices_, ref.core_sample_indices_)
     assert sp.issparse(got.components_) and got.components_.shape == ref.components_.shape
-    assert eps >= 1 or len(set(ref.labels_)) > 3
+    assert (metric == "cosine" and eps >= 1) or len(set(ref.labels_)) > 3
 
 
 @pytest.mark.parametrize("dense", [False, True])
@@ -205,14 +205,21 @@ def test_dbscan_on_a_precomputed_graph_equals_sklearn(dense):
     assert len(set(ref.labels_)) > 2
 
 
-def test_dbscan_cosine_refuses_an_all_zero_row(X):
-    Y = X.tolil()
+def test_an_all_zero_row_under_cosine_is_at_distance_one_as_in_sklearn():
+    from sklearn.cluster import DBSCAN as SkDBSCAN
+
+    Y = grouped().tolil()
     Y[3, :] = 0
-    with pytest.raises(ValueError, match="row 3"):
-        clustr.DBSCAN(eps=0.3, metric="cosine").fit(Y.tocsr())
+    Y = Y.tocsr()
+    ref = SkDBSCAN(eps=1.0, min_samples=4, metric="cosine").fit(Y)
+    for data in (Y, Y.toarray()):
+        got = clustr.DBSCAN(eps=1.0, min_samples=4, metric="cosine").fit(data)
+        np.testing.assert_array_equal(got.labels_, ref.labels_)
+    got = clustr.DBSCAN(eps=0.15, min_samples=4, metric="cosine").fit(Y)
+    assert got.labels_[3] == -1
 
 
-@pytest.mark.parametrize("metric", ["euclidean", "cosine"])
+@pytest.mark.parametrize("metric", ["euclidean", "cosine", "manhattan"])
 def test_optics_on_sparse_rows_equals_sklearn(metric):
     # (scikit-learn's OPTICS refuses its default "minkowski" on sparse rows; clustr takes it as
     # euclidean)
@@ -254,7 +261,7 @@ def test_optics_on_a_precomputed_graph_equals_sklearn(graph, cluster_method):
         assert G.nnz == before.nnz and (G != before).nnz == 0
 
 
-@pytest.mark.parametrize("metric", ["euclidean", "cosine"])
+@pytest.mark.parametrize("metric", ["euclidean", "cosine", "manhattan"])
 @pytest.mark.parametrize("min_samples", [None, 3])
 def test_hdbscan_on_sparse_rows_equals_sklearn(metric, min_samples):
     from sklearn.cluster import HDBSCAN as SkHDBSCAN
@@ -265,4 +272,49 @@ def test_hdbscan_on_sparse_rows_equals_sklearn(metric, min_samples):
     np.testing.assert_array_equal(got.labels_, ref.labels_)
     np.testing.assert_allclose(got.probabilities_, ref.probabilities_, rtol=1e-9, atol=1e-12)
     with pytest.raises(TypeError):
-        clustr.HDBSCAN(metric="manhattan").fit(X)
+        clustr.HDBSCAN(metric="chebyshev").fit(X)
+
+
+@pytest.mark.parametrize("method", ["fasterpam", "pam", "fasterclara", "clarans"])
+@pytest.mark.parametrize("metric", ["euclidean", "cosine", "manhattan"])
+def test_kmedoids_on_sparse_rows_equals_its_dense_form(method, metric):
+    X = grouped(200, seed=8)
+    dense = X.toarray()
+    kw = dict(n_clusters=4, method=method, metric=metric, random_state=3)
+    got = clustr.KMedoids(**kw).fit(X)
+    ref = clustr.KMedoids(**kw).fit(dense)
+    np.testing.assert_array_equal(got.medoid_indices_, ref.medoid_indices_)
+    np.testing.assert_array_equal(got.labels_, ref.labels_)
+    assert got.inertia_ == pytest.approx(ref.inertia_, rel=1e-12)
+    assert sp.issparse(got.cluster_centers_)
+    np.testing.assert_array_equal(got.cluster_centers_.toarray(), ref.cluster_centers_)
+    # predict and transform on sparse or dense rows, the fit's own distances
+    for data in (X, dense):
+        np.testing.assert_array_equal(got.predict(data), got.labels_)
+        np.testing.assert_allclose(got.transform(data), ref.transform(dense), rtol=1e-9, atol=1e-12)
+    np.testing.assert_array_equal(ref.predict(X[:50]), ref.labels_[:50])
+
+
+def test_kmedoids_refuses_sparse_rows_under_other_metrics():
+    with pytest.raises(TypeError):
+        clustr.KMedoids(3, metric="chebyshev").fit(grouped(50))
+
+
+def test_kmedoids_on_sparse_rows_without_a_dense_copy():
+    # 20,000 rows of 200,000 columns (32 GB dense): CLARA's samples and its n x k distances
+    script = textwrap.dedent(
+        """
+        import resource, numpy as np, scipy.sparse as sp, clustr
+        rng = np.random.default_rng(0)
+        cols = np.sort(rng.integers(0, 200000, size=(20000, 20)), axis=1)
+        X = sp.csr_matrix((rng.random(cols.size), cols.ravel(), np.arange(0, cols.size + 1, 20)), shape=(20000, 200000))
+        X.sum_duplicates()
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        m = clustr.KMedoids(5, method="fasterclara", metric="cosine", random_state=0).fit(X)
+        m.predict(X[:1000])
+        after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        print((after - before) / 1024)
+        """
+    )
+    grown = float(subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout)
+    assert grown < 200, f"the fit grew the peak by {grown:.0f} MiB"

@@ -238,6 +238,19 @@ impl<'a, F: Scalar> CsrView<'a, F> {
             .collect()
     }
 
+    /// Σⱼ |xᵢⱼ| of every row, in f64 (in index order).
+    pub fn row_l1_norms(&self) -> Vec<f64> {
+        (0..self.nrows())
+            .into_par_iter()
+            .map(|i| self.row(i).1.iter().map(|v| v.to_f64_exact().abs()).sum())
+            .collect()
+    }
+
+    /// The Manhattan distance between rows `a` and `b` ([`manhattan_rows`]).
+    pub fn manhattan(&self, a: usize, b: usize) -> f64 {
+        manhattan_rows(self.row(a), self.row(b))
+    }
+
     /// Smallest and largest value of each column, zeros included (where a column has a row
     /// without a stored value, or always, which only widens the extent by 0).
     pub fn column_extents(&self) -> Vec<(f64, f64)> {
@@ -256,6 +269,50 @@ impl<'a, F: Scalar> CsrView<'a, F> {
     pub fn bytes(&self) -> u64 {
         csr_bytes(self.nrows(), self.nnz(), size_of::<F>())
     }
+}
+
+/// Σ |aⱼ − bⱼ| of two sparse rows (indices, values) over the union of their columns, in column
+/// order (scikit-learn's order on sparse rows), in f64.
+pub fn manhattan_rows<F: Scalar>((ai, av): (&[u32], &[F]), (bi, bv): (&[u32], &[F])) -> f64 {
+    let (mut p, mut q, mut sum) = (0, 0, 0.0f64);
+    loop {
+        sum += match (ai.get(p), bi.get(q)) {
+            (None, None) => return sum,
+            (Some(x), Some(y)) if x == y => {
+                (p, q) = (p + 1, q + 1);
+                (av[p - 1].to_f64_exact() - bv[q - 1].to_f64_exact()).abs()
+            }
+            (Some(x), Some(y)) if x < y => {
+                p += 1;
+                av[p - 1].to_f64_exact().abs()
+            }
+            (Some(_), None) => {
+                p += 1;
+                av[p - 1].to_f64_exact().abs()
+            }
+            _ => {
+                q += 1;
+                bv[q - 1].to_f64_exact().abs()
+            }
+        };
+    }
+}
+
+/// Σ aⱼ·bⱼ of two sparse rows (indices, values) over their shared columns, in column order,
+/// in f64 (the sum the scatter-and-dot of a row into a dense buffer gives).
+pub fn dot_rows<F: Scalar>((ai, av): (&[u32], &[F]), (bi, bv): (&[u32], &[F])) -> f64 {
+    let (mut p, mut q, mut sum) = (0, 0, 0.0f64);
+    while p < ai.len() && q < bi.len() {
+        match ai[p].cmp(&bi[q]) {
+            std::cmp::Ordering::Less => p += 1,
+            std::cmp::Ordering::Greater => q += 1,
+            std::cmp::Ordering::Equal => {
+                sum += av[p].to_f64_exact() * bv[q].to_f64_exact();
+                (p, q) = (p + 1, q + 1);
+            }
+        }
+    }
+    sum
 }
 
 /// Bytes of a CSR matrix of `nrows` rows and `nnz` stored values of `elem` bytes each.

@@ -465,18 +465,6 @@ pub fn check_sample_weight(w: &[f64], n: usize, allow_negative: bool) -> Result<
     Ok(())
 }
 
-/// Under the cosine distance, no row of squared norm 0 (an all-zero row has no direction).
-pub fn check_cosine_rows(metric: MetricKind, sq_norms: &[f64]) -> Result<()> {
-    match sq_norms.iter().position(|&s| s == 0.0) {
-        Some(i) if metric == MetricKind::Cosine => Err(Error::param(
-            "metric",
-            "cosine",
-            format!("row {i} is all zeros: it has no direction, so no cosine distance"),
-        )),
-        _ => Ok(()),
-    }
-}
-
 /// Checks that at least `k` points have a positive weight (seeding draws k distinct points in
 /// proportion to their weights).
 pub fn check_positive_weights(w: &[f64], k: usize) -> Result<()> {

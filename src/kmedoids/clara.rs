@@ -436,6 +436,16 @@ impl<F: Scalar + KValue<Loss = f64>> Fit<ArrayView2<'_, F>> for Clara {
     }
 }
 
+/// Sparse rows under [`Clara::metric`] (Euclidean, squared Euclidean, cosine or Manhattan),
+/// their dissimilarities computed when needed ([`crate::dissim::SparseRows`]).
+impl<F: Scalar + KValue<Loss = f64>> Fit<crate::data::CsrView<'_, F>> for Clara {
+    type Model = KMedoidsModel<f64>;
+
+    fn fit(&self, x: &crate::data::CsrView<'_, F>) -> Result<Self::Model> {
+        self.fit(&crate::dissim::SparseRows::checked(*x, self.metric, 0, "CLARA")?)
+    }
+}
+
 impl<D> Fit<D> for Clara
 where
     D: Dissimilarity,

@@ -157,6 +157,21 @@ impl<F: Scalar + KValue<Loss = f64>> Fit<ArrayView2<'_, F>> for Clarans {
     }
 }
 
+/// Sparse rows under [`Clarans::metric`] (Euclidean, squared Euclidean, cosine or Manhattan),
+/// their dissimilarities computed when needed ([`crate::dissim::SparseRows`]).
+impl<F: Scalar + KValue<Loss = f64>> Fit<crate::data::CsrView<'_, F>> for Clarans {
+    type Model = KMedoidsModel<f64>;
+
+    fn fit(&self, x: &crate::data::CsrView<'_, F>) -> Result<Self::Model> {
+        self.fit(&crate::dissim::SparseRows::checked(
+            *x,
+            self.metric,
+            0,
+            "CLARANS",
+        )?)
+    }
+}
+
 impl<D> Fit<D> for Clarans
 where
     D: Dissimilarity,

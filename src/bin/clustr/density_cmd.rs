@@ -2,7 +2,8 @@
 //! `clustr single-linkage INPUT ...`.
 
 use crate::harness::{
-    load_points, load_sparse_points, secs, CliError, CliResult, ExecArgs, ModelOutArg, OutputArgs, Report,
+    load_points, load_sparse_points, secs, sparse_rows, CliError, CliResult, ExecArgs, ModelOutArg,
+    OutputArgs, Report,
 };
 use clustr::density::{Dbscan, Extraction, Hdbscan, IndexKind, Optics};
 use clustr::{Fit, MetricKind};
@@ -16,7 +17,7 @@ use std::time::Instant;
 pub struct NeighbourArgs {
     /// Points, rows = samples (.npy or .csv); for haversine, latitude and longitude in degrees.
     /// A sparse .npz, .mtx or svmlight file is fitted as sparse rows under euclidean,
-    /// sqeuclidean or cosine (an all-zero row has no cosine distance), densified otherwise.
+    /// sqeuclidean, cosine or manhattan, densified otherwise.
     input: PathBuf,
     /// Points a neighbourhood needs for its centre to be core, the point itself included.
     #[arg(long, default_value_t = 5)]
@@ -133,13 +134,6 @@ pub fn run_dbscan(a: DbscanArgs) -> CliResult {
         extra,
         started,
     )
-}
-
-/// Whether DBSCAN and OPTICS read `input` as sparse rows: a sparse file under a metric
-/// computed on them (euclidean, sqeuclidean, cosine); other metrics read its dense form.
-fn sparse_rows(input: &std::path::Path, metric: clustr::MetricKind) -> bool {
-    use clustr::MetricKind::*;
-    clustr::data::SparseKind::of(input).is_some() && matches!(metric, Euclidean | SqEuclidean | Cosine)
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -336,6 +330,8 @@ pub fn run_optics(a: OpticsArgs) -> CliResult {
 #[derive(clap::Args)]
 pub struct HdbscanArgs {
     /// Points, rows = samples (.npy or .csv); for haversine, latitude and longitude in degrees.
+    /// A sparse .npz, .mtx or svmlight file is fitted as sparse rows under euclidean,
+    /// sqeuclidean, cosine or manhattan (brute force, O(n) memory), densified otherwise.
     input: PathBuf,
     /// Smallest cluster (at least 2).
     #[arg(long, default_value_t = 5)]
@@ -418,6 +414,12 @@ pub fn run_hdbscan(a: HdbscanArgs) -> CliResult {
             let model = params.fit_precomputed(&d)?;
             let n = d.view().nrows();
             return Ok((model, n, n, secs(t)));
+        }
+        if sparse_rows(&a.input, metric) {
+            let x = load_sparse_points::<f64>(&a.input)?;
+            let t = Instant::now();
+            let model = params.fit(&x.view())?;
+            return Ok((model, x.view().ncols(), x.view().nrows(), secs(t)));
         }
         let x = load_points::<f64>(&a.input)?;
         // Steps: the core distances, then Borůvka's rounds (at most log2 n).

@@ -1,9 +1,12 @@
 //! `clustr distances INPUT --metric M --out D.npy [--dtype f32|f64]`: the full distance matrix,
 //! computed and written by blocks of rows (memory O(block × n), so the matrix may exceed
-//! memory), renamed into place only when complete.
+//! memory), renamed into place only when complete. A sparse file (.npz, .mtx, svmlight) under
+//! euclidean, sqeuclidean, cosine or manhattan is computed from its sparse rows; under other
+//! metrics from its dense form.
 
 use crate::harness::{
-    load_points, print_json, progress_bar, secs, CliError, CliResult, Dtype, ExecArgs, OutputArgs,
+    load_points, load_sparse_points, print_json, progress_bar, secs, sparse_rows, CliError, CliResult, Dtype,
+    ExecArgs, OutputArgs,
 };
 use clustr::data::npy::NpyWriter;
 use clustr::{Backend, Metric, MetricKind, Scalar};
@@ -14,7 +17,9 @@ use std::time::Instant;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Points, rows = samples (.npy or .csv).
+    /// Points, rows = samples (.npy or .csv). A sparse .npz, .mtx or svmlight file is
+    /// computed from its sparse rows under euclidean, sqeuclidean, cosine or manhattan, from
+    /// its dense form otherwise.
     input: PathBuf,
     /// euclidean, sqeuclidean, manhattan, cosine, minkowski:P, chebyshev, haversine
     /// (haversine: rows are latitude, longitude in degrees; distances in km).
@@ -49,32 +54,58 @@ pub fn run(a: Args) -> CliResult {
     }
 }
 
+/// The points as read: dense, or sparse rows under a metric computed on them.
+enum Points<F> {
+    Dense(Array2<F>),
+    Sparse(clustr::data::Csr<F>),
+}
+
 fn compute<F: Scalar>(a: &Args, metric: MetricKind) -> CliResult {
     let t0 = Instant::now();
-    let x = load_points::<F>(&a.input)?;
-    metric
-        .check_dim(x.ncols())
-        .and_then(|()| clustr::data::validate::check_metric_magnitude(x.view(), &metric))
-        .map_err(|e| CliError::from(e).prefixed(&a.input))?;
+    let x = if sparse_rows(&a.input, metric) {
+        Points::Sparse(load_sparse_points::<F>(&a.input)?)
+    } else {
+        let x = load_points::<F>(&a.input)?;
+        metric
+            .check_dim(x.ncols())
+            .and_then(|()| clustr::data::validate::check_metric_magnitude(x.view(), &metric))
+            .map_err(|e| CliError::from(e).prefixed(&a.input))?;
+        Points::Dense(x)
+    };
     let read_s = secs(t0);
-    let (n, d) = x.dim();
+    let (n, d) = match &x {
+        Points::Dense(x) => x.dim(),
+        Points::Sparse(x) => (x.view().nrows(), x.view().ncols()),
+    };
     let bar = progress_bar(n as u64, "distances", "rows", &a.output);
     let t1 = Instant::now();
     let rows = STEP_ROWS.min(n);
+    let block_bytes = clustr::memory::product(&[rows, n, size_of::<F>()]);
     clustr::memory::check(
         || format!("a {rows} x {n} block of distances"),
-        clustr::memory::product(&[rows, n, size_of::<F>()]),
+        block_bytes,
         clustr::error::hints::DISTANCE_MATRIX,
     )?;
     let ((), ran) = a.exec.run("distances", |backend| {
+        let index = match &x {
+            Points::Sparse(x) => Some(
+                clustr::dissim::SparseRows::checked(x.view(), metric, block_bytes, "the distance matrix")
+                    .map_err(|e| CliError::from(e).prefixed(&a.input))?,
+            ),
+            Points::Dense(_) => None,
+        };
         let mut writer = NpyWriter::<F>::create(&a.out, n, n)?;
-        let mut block = Array2::<F>::zeros((STEP_ROWS.min(n), n));
+        let mut block = Array2::<F>::zeros((rows, n));
         for start in (0..n).step_by(STEP_ROWS) {
-            let rows = x.slice(s![start..(start + STEP_ROWS).min(n), ..]);
-            let mut out = block.slice_mut(s![..rows.nrows(), ..]);
-            backend.pairwise(rows, x.view(), &metric, out.view_mut())?;
+            let end = (start + STEP_ROWS).min(n);
+            let mut out = block.slice_mut(s![..end - start, ..]);
+            if let Some(sparse) = &index {
+                sparse.distance_rows(start, out.view_mut());
+            } else if let Points::Dense(x) = &x {
+                backend.pairwise(x.slice(s![start..end, ..]), x.view(), &metric, out.view_mut())?;
+            }
             writer.write_rows(out.view())?;
-            bar.inc(rows.nrows() as u64);
+            bar.inc((end - start) as u64);
         }
         writer.finish()?;
         Ok(())

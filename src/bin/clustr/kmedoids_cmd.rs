@@ -5,14 +5,17 @@
 //! would not fit, or on a device the device's own dissimilarities; the CLARA and CLARANS
 //! families: distances on the fly in O(n·k) memory), so the JSON's `seconds.distances` is 0
 //! and the distances are part of `seconds.fit`; with `--precomputed` it is the time spent
-//! reading the matrix.
+//! reading the matrix. A sparse file (.npz, .mtx, svmlight) under euclidean, sqeuclidean,
+//! cosine or manhattan is fitted as sparse rows (the swap methods on their distance matrix,
+//! the sampling ones with distances computed when needed); under other metrics, densified.
 
-use crate::harness::read_matrix;
 use crate::harness::{insert_k_selection, Chosen, KChoice, WithK};
+use crate::harness::{load_sparse_points, read_matrix, sparse_rows};
 use crate::harness::{
     secs, AlgoArgs, CliError, CliResult, Dtype, ExecArgs, ModelOutArg, OutputArgs, Processes, Report,
     SampleWeightArg,
 };
+use clustr::dissim::SparseRows;
 use clustr::kmedoids::{Clara, Clarans, Init, KMedoids, KMedoidsModel, KValue};
 use clustr::select_k::Criterion;
 use clustr::{AnyBackend, Backend as _};
@@ -23,7 +26,9 @@ use std::time::Instant;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Points (rows), or with --precomputed a square dissimilarity matrix (.npy or .csv).
+    /// Points (rows), or with --precomputed a square dissimilarity matrix (.npy or .csv). A
+    /// sparse .npz, .mtx or svmlight file is fitted as sparse rows under euclidean,
+    /// sqeuclidean, cosine or manhattan, densified otherwise.
     input: PathBuf,
     #[command(flatten)]
     algo: AlgoArgs,
@@ -263,6 +268,24 @@ fn fit<F: Scalar + KValue<Loss = f64>>(method: &str, algo: Algo, a: &Args) -> Cl
             let t1 = Instant::now();
             let (chosen, sil) = fit_on::<F, _>(&algo, a, how(dm.len()), None, &dm, backend)?;
             (chosen, None, None, dist_s, secs(t1), sil)
+        } else if sparse_rows(&a.input, metric) {
+            // Sparse rows: the swap methods on their distance matrix, the sampling ones with
+            // the distances computed when needed.
+            if a.distributed || a.model.model_out.is_some() {
+                return Err(CliError::usage(
+                    "--distributed and --model-out take dense points: not a sparse file",
+                ));
+            }
+            let x = load_sparse_points::<F>(&a.input)?;
+            let (n, t1) = (x.view().nrows(), Instant::now());
+            let (chosen, sil) = if let Algo::Swap(_) = algo {
+                let dm = DenseMatrix::from_sparse_rows(x.view(), metric).map_err(prefixed)?;
+                fit_on::<F, _>(&algo, a, how(n), None, &dm, backend)?
+            } else {
+                let rows = SparseRows::checked(x.view(), metric, 0, method).map_err(prefixed)?;
+                fit_on::<F, _>(&algo, a, how(n), None, &rows, backend)?
+            };
+            (chosen, None, Some(x.view().ncols()), 0.0, secs(t1), sil)
         } else {
             let x = procs.load::<F>(&a.input)?;
             let t1 = Instant::now();

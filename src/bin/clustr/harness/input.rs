@@ -103,6 +103,13 @@ pub fn load_points<F: Scalar>(path: &Path) -> CliResult<Array2<F>> {
     Ok(x)
 }
 
+/// Whether a command whose method runs on sparse rows reads `input` as such: a sparse file
+/// under a metric computed on them (euclidean, sqeuclidean, cosine, manhattan); under other
+/// metrics it reads the file's dense form.
+pub fn sparse_rows(input: &Path, metric: clustr::MetricKind) -> bool {
+    clustr::data::SparseKind::of(input).is_some() && clustr::dissim::check_sparse_metric(metric).is_ok()
+}
+
 /// Reads sparse points (.npz, .mtx, svmlight; see `clustr::data::sparse_files`) as sparse
 /// rows, for the methods that fit them so: `--standardize` scales the columns without centring
 /// them (zscore only), `--columns` and `--drop-columns` are refused (select columns before
