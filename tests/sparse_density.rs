@@ -331,3 +331,33 @@ fn sparse_distance_matrices_and_kmedoids_equal_their_dense_forms() {
     let e = DenseMatrix::from_sparse_rows(s.view(), MetricKind::Haversine).unwrap_err();
     assert!(e.to_string().contains("haversine"), "{e}");
 }
+
+/// Single linkage of sparse rows equals single linkage of their dense form: the labels of both
+/// cuts and every merge height (the spanning trees may differ only between tied weights).
+#[test]
+fn sparse_single_linkage_equals_dense_single_linkage() {
+    use clustr::density::hdbscan::{single_linkage, single_linkage_sparse, Cut};
+    let x = grouped(200, 40, 9);
+    let s = Csr::from_dense(x.view()).unwrap();
+    for metric in [
+        MetricKind::Euclidean,
+        MetricKind::SqEuclidean,
+        MetricKind::Cosine,
+        MetricKind::Manhattan,
+    ] {
+        for cut in [Cut::Clusters(4), Cut::Clusters(1), Cut::Distance(0.5)] {
+            let (a, ta) = single_linkage_sparse(s.view(), metric, cut).unwrap();
+            let (b, tb) = single_linkage(x.view(), metric, cut).unwrap();
+            assert_eq!(a, b, "{metric} {cut:?}");
+            for (p, q) in ta.iter().zip(&tb) {
+                assert!(
+                    (p.distance - q.distance).abs() <= 1e-9,
+                    "{metric}: {p:?} vs {q:?}"
+                );
+                assert_eq!(p.size, q.size, "{metric}");
+            }
+        }
+    }
+    let e = single_linkage_sparse(s.view(), MetricKind::Haversine, Cut::Clusters(2)).unwrap_err();
+    assert!(e.to_string().contains("haversine"), "{e}");
+}

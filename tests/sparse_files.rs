@@ -136,13 +136,14 @@ fn the_cli_fits_sparse_files_as_their_dense_form() {
     }
 }
 
-/// `clustr dbscan`, `optics` and `hdbscan` fit a sparse file as sparse rows (euclidean,
+/// `clustr dbscan`, `optics`, `hdbscan` and `single-linkage` fit a sparse file as sparse rows (euclidean,
 /// manhattan, cosine): the labels of the same matrix stored dense.
 #[test]
 fn the_cli_density_methods_fit_sparse_files_as_their_dense_form() {
     let dir = tempfile::tempdir().unwrap();
-    let settings: [(&str, &[&str]); 3] = [
+    let settings: [(&str, &[&str]); 4] = [
         ("dbscan", &["--eps", "3", "--min-samples", "2"]),
+        ("single-linkage", &["--n-clusters", "3"]),
         ("optics", &["--min-samples", "2", "--min-cluster-size", "2"]),
         (
             "hdbscan",

@@ -523,15 +523,7 @@ pub fn single_linkage<F: Scalar>(
     check_points(x)?;
     metric.check_dim(x.ncols())?;
     let n = x.nrows();
-    match cut {
-        Cut::Distance(t) if !(t >= 0.0 && t.is_finite()) => {
-            return Err(Error::param("distance", t, "must be non-negative and finite"));
-        }
-        Cut::Clusters(k) if k == 0 || k > n => {
-            return Err(Error::param("n_clusters", k, format!("must be in 1..={n}")));
-        }
-        _ => {}
-    }
+    check_cut(cut, n)?;
     // Memory as HDBSCAN's with min_samples = 1, whose mutual reachability is the distance.
     let as_hdbscan = Hdbscan::new(2).min_samples(1);
     check_fit(
@@ -544,11 +536,45 @@ pub fn single_linkage<F: Scalar>(
     )?;
     let x = crate::data::standard_layout(x);
     let index = NeighborIndex::build(x.view(), metric, IndexKind::Auto)?;
-    let mut edges = if n > 1 {
+    let edges = if n > 1 {
         mst::boruvka(&index, &vec![0.0; n], 1.0, None)?
     } else {
         Vec::new()
     };
+    Ok(cut_tree(n, edges, cut))
+}
+
+/// [`single_linkage`] of sparse rows (Euclidean, squared Euclidean, cosine or Manhattan): the
+/// spanning tree by Prim's algorithm, one row of distances at a time (as HDBSCAN on sparse
+/// rows), O(n²) distances in O(n) memory beside the rows. The same labels and merge heights
+/// as for the rows' dense form.
+pub fn single_linkage_sparse<F: Scalar>(
+    x: CsrView<'_, F>,
+    metric: MetricKind,
+    cut: Cut,
+) -> Result<(Vec<i64>, Vec<Merge>)> {
+    let n = x.nrows();
+    check_cut(cut, n)?;
+    let rows = SparseRows::checked(x, metric, crate::memory::product(&[n, 64]), "single linkage")?;
+    let edges = mst::prim_rows(n, |i, _, out| rows.distances_from(i, out));
+    Ok(cut_tree(n, edges, cut))
+}
+
+/// Refuses a cut that leaves no valid partition of `n` points.
+fn check_cut(cut: Cut, n: usize) -> Result<()> {
+    match cut {
+        Cut::Distance(t) if !(t >= 0.0 && t.is_finite()) => {
+            Err(Error::param("distance", t, "must be non-negative and finite"))
+        }
+        Cut::Clusters(k) if k == 0 || k > n => {
+            Err(Error::param("n_clusters", k, format!("must be in 1..={n}")))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// The single-linkage tree of a spanning tree's `edges` and the labels of its cut.
+fn cut_tree(n: usize, mut edges: Vec<Edge>, cut: Cut) -> (Vec<i64>, Vec<Merge>) {
     edges.sort_by(|a, b| a.w.total_cmp(&b.w).then(a.a.min(a.b).cmp(&b.a.min(b.b))));
     let mut tree = hierarchy::single_linkage_tree(n.max(1), &edges);
     for m in &mut tree {
@@ -577,5 +603,5 @@ pub fn single_linkage<F: Scalar>(
             number[r]
         })
         .collect();
-    Ok((labels, tree))
+    (labels, tree)
 }

@@ -469,6 +469,8 @@ pub fn run_hdbscan(a: HdbscanArgs) -> CliResult {
 #[derive(clap::Args)]
 pub struct SingleLinkageArgs {
     /// Points, rows = samples (.npy or .csv); for haversine, latitude and longitude in degrees.
+    /// A sparse .npz, .mtx or svmlight file is fitted as sparse rows under euclidean,
+    /// sqeuclidean, cosine or manhattan (Prim's algorithm, O(n) memory), densified otherwise.
     input: PathBuf,
     /// Distance: euclidean, manhattan, chebyshev, minkowski:P, cosine, haversine (km), ...
     #[arg(long, default_value = "euclidean")]
@@ -524,6 +526,12 @@ pub fn run_single_linkage(a: SingleLinkageArgs) -> CliResult {
         }
     };
     let (((labels, tree), d, n, fit_s), ran) = a.exec.run("single-linkage", |_backend| {
+        if sparse_rows(&a.input, metric) {
+            let x = load_sparse_points::<f64>(&a.input)?;
+            let t = Instant::now();
+            let out = clustr::density::hdbscan::single_linkage_sparse(x.view(), metric, cut)?;
+            return Ok((out, x.view().ncols(), x.view().nrows(), secs(t)));
+        }
         let x = load_points::<f64>(&a.input)?;
         let t = Instant::now();
         let out = single_linkage(x.view(), metric, cut)?;
