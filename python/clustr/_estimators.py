@@ -112,10 +112,16 @@ class _Centroids(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin
             c = np.asarray(self.init(X, self.n_clusters, random_state=rs), dtype=np.float64, order="C")
         else:
             c = np.asarray(self.init, dtype=np.float64, order="C")
-        if c.shape != (self.n_clusters, X.shape[1]):
+        # (scikit-learn's messages, which its tests match)
+        if c.shape[0] != self.n_clusters:
             raise ValueError(
                 f"The shape of the initial centers {c.shape} does not match the number of "
-                f"clusters {self.n_clusters} and features {X.shape[1]}."
+                f"clusters {self.n_clusters}."
+            )
+        if c.ndim != 2 or c.shape[1] != X.shape[1]:
+            raise ValueError(
+                f"The shape of the initial centers {c.shape} does not match the number of "
+                f"features of the data {X.shape[1]}."
             )
         return "k-means++", c
 
@@ -123,14 +129,23 @@ class _Centroids(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin
         """The fits to run, as (init, given centres, n_init): one, or with a callable ``init``
         one per run, each from its own call (scikit-learn calls it ``n_init`` times; "auto":
         ``_callable_runs``); the fit of lowest inertia is kept."""
+        if X.shape[0] < self.n_clusters:
+            raise ValueError(f"n_samples={X.shape[0]} should be >= n_clusters={self.n_clusters}.")
         if not callable(self.init):
             init, given = self._init_centers(X)
-            return [(init, given, self._n_init(given))]
+            n_init = self._explicit_n_init(given)
+            # (scikit-learn's private count of the runs, which its tests read)
+            self._n_init = n_init or (1 if init == "k-means++" else self._callable_runs)
+            return [(init, given, n_init)]
         rs = check_random_state(self.random_state)
         runs = self._callable_runs if self.n_init == "auto" else int(self.n_init)
+        self._n_init = runs
         return [self._init_centers(X, rs) + (1,) for _ in range(runs)]
 
-    def _n_init(self, given):
+    def _explicit_n_init(self, given):
+        """The runs to ask of the fit: 1 from given centres (warning when ``n_init`` asked
+        more, as scikit-learn), ``n_init``, or None for "auto" (the fit's own rule: one run of
+        k-means++, several of random)."""
         if given is not None and self.n_init != "auto" and self.n_init != 1:
             warnings.warn(
                 f"Explicit initial center position passed: performing only one init in "
@@ -147,7 +162,8 @@ class KMeans(_Centroids):
     Parameters as scikit-learn's ``KMeans``, except ``algorithm``: ``"auto"`` (the default)
     chooses Hamerly's or Lloyd's assignment step from n, k and d; ``"lloyd"``, ``"elkan"``
     and ``"hamerly"`` force one. All four give Lloyd's result from the same start, so only
-    the time depends on it. ``verbose`` and ``copy_x`` are not taken (X is never modified).
+    the time depends on it. ``copy_x`` is accepted and changes nothing: X is never modified
+    (scikit-learn centres X in place when it is False). ``verbose`` is not taken.
 
     From the same initial centres, labels and inertia equal scikit-learn's (its
     ``algorithm="lloyd"``), with or without ``sample_weight``. ``random_state`` seeds
@@ -162,6 +178,7 @@ class KMeans(_Centroids):
         "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
         "tol": [Interval(numbers.Real, 0, None, closed="left")],
         "random_state": RANDOM_STATE,
+        "copy_x": ["boolean"],
         "algorithm": [StrOptions({"auto", "lloyd", "elkan", "hamerly"})],
         "backend": BACKEND,
         "n_threads": THREADS,
@@ -176,9 +193,11 @@ class KMeans(_Centroids):
         max_iter=300,
         tol=1e-4,
         random_state=None,
+        copy_x=True,
         algorithm="auto",
         backend="auto", n_threads=None,
     ):
+        self.copy_x = copy_x
         self.n_clusters = n_clusters
         self.init = init
         self.n_init = n_init
@@ -196,6 +215,12 @@ class KMeans(_Centroids):
     def fit(self, X, y=None, sample_weight=None):
         X = points(self, X, reset=True, accept_sparse=True)
         w = _weights(sample_weight, X)
+        if self.algorithm == "elkan" and self.n_clusters == 1:
+            warnings.warn(
+                "algorithm='elkan' doesn't make sense for a single cluster. Using 'lloyd' instead.",
+                RuntimeWarning,
+                stacklevel=2,
+            )
         out = None
         for init, given, n_init in self._starts(X):
             run = _clustr.kmeans_fit(rows(X), params(self, init=init, init_centers=given, n_init=n_init), w)
@@ -345,13 +370,24 @@ class MiniBatchKMeans(_Centroids):
         self.n_threads = n_threads
 
     def _check_init_size(self, X):
-        if self.init_size is not None and self.init_size < self.n_clusters:
+        """Warns as scikit-learn of an ``init_size`` below k, and sets its private
+        ``_init_size`` (the rows the seeding draws from: ``init_size``, else 3 × the batch,
+        at least 3k when that is below k, at most n), the fit's own rule."""
+        n = X.shape[0]
+        init_size = self.init_size
+        if init_size is None:
+            init_size = 3 * min(self.batch_size, n)
+            if init_size < self.n_clusters:
+                init_size = 3 * self.n_clusters
+        elif init_size < self.n_clusters:
             warnings.warn(
                 f"init_size={self.init_size} should be larger than n_clusters={self.n_clusters}. "
                 "Setting it to min(3*n_clusters, n_samples)",
                 RuntimeWarning,
                 stacklevel=3,
             )
+            init_size = 3 * self.n_clusters
+        self._init_size = min(init_size, n)
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None, sample_weight=None):
@@ -383,7 +419,7 @@ class MiniBatchKMeans(_Centroids):
         if not started:
             self._check_init_size(X)
             init, given = self._init_centers(X, self._random_state)
-            resolved = params(self, init=init, init_centers=given, n_init=self._n_init(given))
+            resolved = params(self, init=init, init_centers=given, n_init=self._explicit_n_init(given))
             resolved["seed"] = int(self._random_state.randint(0, 2**32, dtype=np.uint64))
             state = None
         else:

@@ -16,7 +16,9 @@
 //! Deliberate difference, for streaming: scikit-learn draws every batch uniformly with
 //! replacement from the whole array. Here an epoch visits the data in chunks of
 //! `chunk_size` rows in a random order, and each chunk's rows in a random order, in batches of
-//! `batch_size`: every point is seen once per epoch and only one chunk is in memory. The same
+//! `batch_size`: every point is seen once per epoch and only one chunk is in memory. As in
+//! scikit-learn, a run makes at most ⌊max_iter · n / batch_size⌋ steps (the last epoch may stop
+//! short) and `n_iter` counts the epochs started, ⌈steps · batch_size / n⌉. The same
 //! seed gives the same result for data in memory and for the same data in a file, and for any
 //! thread count.
 //!
@@ -392,7 +394,9 @@ impl MiniBatchKMeans {
     /// order, each chunk's rows in a random order, in batches of `batch`. `read` gives the
     /// chunk of global rows lo..hi; `step` makes one step on the batch of the given global
     /// rows of that chunk and returns the batch inertia and the centres' squared movement.
-    /// Returns whether a stopping rule ended the run.
+    /// At most ⌊max_iter · n / batch⌋ steps (scikit-learn's count: `max_iter` epochs' worth
+    /// of rows, so the last epoch may stop short). Returns whether a stopping rule ended the
+    /// run.
     #[allow(clippy::too_many_arguments)]
     fn run_epochs<F: Scalar, C>(
         &self,
@@ -405,6 +409,8 @@ impl MiniBatchKMeans {
         mut step: impl FnMut(&mut Stepper<F>, &C, &[usize]) -> Result<(f64, f64)>,
     ) -> Result<bool> {
         let n_chunks = n.div_ceil(chunk);
+        let max_steps = self.max_iter.saturating_mul(n) / batch.max(1);
+        let mut steps = 0;
         for epoch in 0..self.max_iter {
             let mut order: Vec<usize> = (0..n_chunks).collect();
             order.shuffle(&mut state.rng);
@@ -417,6 +423,10 @@ impl MiniBatchKMeans {
                     let (inertia, shift) = step(state, &rows, idx)?;
                     if conv.done(inertia, shift) {
                         return Ok(true);
+                    }
+                    steps += 1;
+                    if steps >= max_steps {
+                        return Ok(false);
                     }
                 }
             }
