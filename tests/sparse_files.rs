@@ -230,3 +230,71 @@ fn the_cli_kmedoids_methods_fit_sparse_files_as_their_dense_form() {
         }
     }
 }
+
+/// `clustr predict` assigns a sparse file as sparse rows with a k-means or mini-batch model
+/// (fitted on sparse or dense rows): the labels and distances of the same rows stored dense.
+#[test]
+fn predict_assigns_sparse_files_as_their_dense_form() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let clustr = |args: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_clustr"))
+            .current_dir(d)
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    let csr = fixture("csr.npz");
+    let (csr, dense) = (csr.to_str().unwrap(), fixture("dense.npy"));
+    clustr(&[
+        "kmeans",
+        csr,
+        "--k",
+        "2",
+        "--seed",
+        "3",
+        "--model-out",
+        "km.model",
+    ]);
+    clustr(&[
+        "minibatch-kmeans",
+        csr,
+        "--k",
+        "2",
+        "--seed",
+        "3",
+        "--batch-size",
+        "4",
+        "--model-out",
+        "mb.model",
+    ]);
+    for model in ["km.model", "mb.model"] {
+        let mut got = Vec::new();
+        for input in [csr, dense.to_str().unwrap()] {
+            let (labels, dist) = (format!("{model}.labels.csv"), format!("{model}.t.npy"));
+            clustr(&[
+                "predict",
+                model,
+                input,
+                "--labels-out",
+                &labels,
+                "--transform-out",
+                &dist,
+            ]);
+            got.push((
+                std::fs::read_to_string(d.join(&labels)).unwrap(),
+                clustr::data::read_matrix::<f64>(d.join(&dist)).unwrap(),
+            ));
+        }
+        assert_eq!(got[0].0, got[1].0, "{model}");
+        assert!(got[0].0.lines().any(|l| l.trim() == "1"), "{model}: one cluster");
+        for (a, b) in got[0].1.iter().zip(&got[1].1) {
+            assert!((a - b).abs() <= 1e-9 * (1.0 + b.abs()), "{model}: {a} vs {b}");
+        }
+    }
+}

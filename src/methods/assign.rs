@@ -1,6 +1,7 @@
 //! What a model file gives for new points: [`Assign`], implemented by every model that
 //! `clustr predict` loads, and the loader each [`super::ModelFile`] names.
 
+use crate::data::CsrView;
 use crate::density::CorePointPredictor;
 use crate::error::Result;
 use crate::estimator::Predict;
@@ -33,6 +34,21 @@ pub trait Assign {
     fn gives_proba(&self) -> bool {
         false
     }
+    /// Whether the model assigns sparse rows as such ([`Assign::predict_sparse`],
+    /// [`Assign::transform_sparse`]); the others take their dense form.
+    fn takes_sparse(&self) -> bool {
+        false
+    }
+    /// [`Assign::predict`] of sparse rows, where [`Assign::takes_sparse`].
+    fn predict_sparse(&self, _x: CsrView<f64>) -> Result<Vec<i64>> {
+        Err(crate::error::Error::Unsupported(
+            "this model assigns dense rows".into(),
+        ))
+    }
+    /// [`Assign::transform`] of sparse rows, where [`Assign::takes_sparse`].
+    fn transform_sparse(&self, _x: CsrView<f64>) -> Option<Result<Array2<f64>>> {
+        None
+    }
 }
 
 pub(super) fn load<M: SaveLoad + Assign + 'static>(path: &Path) -> Result<Box<dyn Assign>> {
@@ -49,6 +65,15 @@ impl Assign for KMeansModel<f64> {
     }
     fn transform(&self, x: ArrayView2<f64>) -> Option<Result<Array2<f64>>> {
         Some(KMeansModel::transform(self, x))
+    }
+    fn takes_sparse(&self) -> bool {
+        true
+    }
+    fn predict_sparse(&self, x: CsrView<f64>) -> Result<Vec<i64>> {
+        Predict::predict(self, &x)
+    }
+    fn transform_sparse(&self, x: CsrView<f64>) -> Option<Result<Array2<f64>>> {
+        Some(KMeansModel::transform_sparse(self, x))
     }
 }
 
@@ -67,6 +92,15 @@ impl Assign for MiniBatchKMeansModel<f64> {
     }
     fn transform(&self, x: ArrayView2<f64>) -> Option<Result<Array2<f64>>> {
         Some(MiniBatchKMeansModel::transform(self, x))
+    }
+    fn takes_sparse(&self) -> bool {
+        true
+    }
+    fn predict_sparse(&self, x: CsrView<f64>) -> Result<Vec<i64>> {
+        Predict::predict(self, &x)
+    }
+    fn transform_sparse(&self, x: CsrView<f64>) -> Option<Result<Array2<f64>>> {
+        Some(MiniBatchKMeansModel::transform_sparse(self, x))
     }
 }
 

@@ -1,7 +1,7 @@
 //! `clustr predict MODEL INPUT [--labels-out L] [--proba-out P] [--transform-out T]`: applies
 //! a model file written by a fit's `--model-out` to new points.
 
-use crate::harness::{load_points, print_json, secs, CliError, CliResult, OutputArgs};
+use crate::harness::{load_points, load_sparse_points, print_json, secs, CliError, CliResult, OutputArgs};
 use clustr::data::write_matrix;
 use clustr::model_file::algorithm_of;
 use ndarray::Array2;
@@ -13,7 +13,9 @@ use std::time::Instant;
 pub struct Args {
     /// A model file, written by a fit's `--model-out` (the methods that assign new points).
     model: PathBuf,
-    /// New points, one per row, with the training data's columns (.npy or .csv).
+    /// New points, one per row, with the training data's columns (.npy or .csv). A sparse
+    /// .npz, .mtx or svmlight file is assigned as sparse rows by the k-means and mini-batch
+    /// models, densified for the others.
     input: PathBuf,
     /// Write each point's cluster here (.npy int32 or .csv; −1 = noise for dbscan).
     #[arg(long)]
@@ -59,6 +61,21 @@ pub fn run(a: Args) -> CliResult {
         )));
     }
     let t0 = Instant::now();
+    if clustr::data::SparseKind::of(&a.input).is_some() && model.takes_sparse() {
+        let x = load_sparse_points::<f64>(&a.input)?;
+        let read_s = secs(t0);
+        let t1 = Instant::now();
+        let prediction = Prediction {
+            labels: model.predict_sparse(x.view())?,
+            proba: None,
+            distances: a
+                .transform_out
+                .as_ref()
+                .and_then(|_| model.transform_sparse(x.view()))
+                .transpose()?,
+        };
+        return finish(&a, &algorithm, prediction, read_s, secs(t1), started);
+    }
     let x = load_points::<f64>(&a.input)?;
     let read_s = secs(t0);
     let t1 = Instant::now();
@@ -75,7 +92,18 @@ pub fn run(a: Args) -> CliResult {
             .and_then(|_| model.transform(x.view()))
             .transpose()?,
     };
-    let predict_s = secs(t1);
+    finish(&a, &algorithm, prediction, read_s, secs(t1), started)
+}
+
+/// Writes the prediction's outputs and reports.
+fn finish(
+    a: &Args,
+    algorithm: &str,
+    prediction: Prediction,
+    read_s: f64,
+    predict_s: f64,
+    started: Instant,
+) -> CliResult {
     let k_names = |prefix: &str, m: &Array2<f64>| -> Vec<String> {
         (0..m.ncols()).map(|c| format!("{prefix}{c}")).collect()
     };
