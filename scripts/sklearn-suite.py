@@ -28,6 +28,7 @@ MODULES = {
     "cluster/tests/test_k_means.py": ["KMeans", "MiniBatchKMeans"],
     "cluster/tests/test_dbscan.py": ["DBSCAN"],
     "cluster/tests/test_optics.py": ["OPTICS"],
+    "cluster/tests/test_hdbscan.py": ["HDBSCAN"],
 }
 
 ap = argparse.ArgumentParser()

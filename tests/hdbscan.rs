@@ -277,8 +277,8 @@ fn bad_parameters_are_errors() {
     for (h, what) in [
         (Hdbscan::new(1), "min_cluster_size"),
         (Hdbscan::new(5).min_samples(0), "min_samples"),
-        (Hdbscan::new(151), "min_cluster_size"),
-        (Hdbscan::new(5).min_samples(151), "min_cluster_size"),
+        (Hdbscan::new(151), "min_samples"),
+        (Hdbscan::new(5).min_samples(151), "min_samples"),
         (Hdbscan::new(5).alpha(0.0), "alpha"),
         (
             Hdbscan::new(5).cluster_selection_epsilon(-1.0),
@@ -293,4 +293,22 @@ fn bad_parameters_are_errors() {
     assert!(Hdbscan::new(5).fit(&nan.view()).unwrap_err().is_input_error());
     let e = single_linkage(x.view(), MetricKind::Euclidean, Cut::Clusters(0)).unwrap_err();
     assert!(e.is_input_error(), "{e}");
+}
+
+/// A min_cluster_size above the number of points selects no cluster: every point is noise, or
+/// with allow_single_cluster the root is the one cluster (both as scikit-learn, which only
+/// asks min_samples ≤ n); min_samples above n is refused.
+#[test]
+fn fewer_points_than_min_cluster_size_are_all_noise() {
+    use clustr::density::Hdbscan;
+    let x = ndarray::array![[1.0, 2.0], [3.0, 4.0]];
+    let mut est = Hdbscan::new(5);
+    est.min_samples = Some(1);
+    let m = est.fit(&x.view()).unwrap();
+    assert_eq!(m.labels, vec![-1, -1]);
+    assert!(m.probabilities.iter().all(|&p| p == 0.0));
+    est.allow_single_cluster = true;
+    assert_eq!(est.fit(&x.view()).unwrap().labels, vec![0, 0]);
+    let e = Hdbscan::new(5).fit(&x.view()).unwrap_err();
+    assert!(e.to_string().contains("min_samples"), "{e}");
 }

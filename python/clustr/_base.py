@@ -63,10 +63,12 @@ def seed(random_state):
     return int(check_random_state(random_state).randint(0, 2**32, dtype=np.uint64))
 
 
-def points(estimator, X, reset, dtype=(np.float64, np.float32), min_samples=1, accept_sparse=False):
+def points(estimator, X, reset, dtype=(np.float64, np.float32), min_samples=1, accept_sparse=False,
+           finite=True):
     """X validated as scikit-learn does, as a C-contiguous float32 or float64 array (no copy
     when it already is one); with ``accept_sparse``, a scipy.sparse matrix or array becomes
-    CSR (CSC and COO converted, their values copied once; never densified)."""
+    CSR (CSC and COO converted, their values copied once; never densified); with
+    ``finite=False``, inf and NaN pass (for the estimator to set those rows apart)."""
     return validate_data(
         estimator,
         X,
@@ -75,6 +77,7 @@ def points(estimator, X, reset, dtype=(np.float64, np.float32), min_samples=1, a
         order="C",
         ensure_min_samples=min_samples,
         accept_sparse="csr" if accept_sparse else False,
+        ensure_all_finite=finite,
     )
 
 
@@ -98,10 +101,11 @@ def params(estimator, **resolved):
     p = estimator.get_params(deep=False)
     if "random_state" in p:
         p["seed"] = seed(p.pop("random_state"))
-    if "metric" in p:
-        p["metric"] = metric_name(p["metric"], p.get("p"))
     p["n_threads"] = n_threads(estimator)
+    resolved_metric = "metric" in resolved
     p.update(resolved)
+    if "metric" in p and not resolved_metric:
+        p["metric"] = metric_name(p["metric"], p.get("p"))
     return p
 
 

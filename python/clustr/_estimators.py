@@ -24,7 +24,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import _check_sample_weight, _num_samples, check_is_fitted, check_non_negative
 
 from ._base import _clustr
-from ._base import BACKEND, METRICS, RANDOM_STATE, THREADS, sparse_rows_metric, n_threads, nearest, params, pairwise, points, rows
+from ._base import BACKEND, METRICS, RANDOM_STATE, THREADS, metric_name, sparse_rows_metric, n_threads, nearest, params, pairwise, points, rows
 
 
 def _weights(sample_weight, X, allow_negative=False):
@@ -845,9 +845,20 @@ class HDBSCAN(ClusterMixin, BaseEstimator):
     the spanning tree weigh the same, scikit-learn orders them by numpy's unstable sort, this
     by a stable one (the points such a tie decides may differ). ``outlier_scores_`` are the
     GLOSH scores of the ``hdbscan`` package. ``metric`` as :class:`DBSCAN` (haversine on
-    degrees, in km) or ``"precomputed"``; ``algorithm`` chooses the index. ``leaf_size``,
-    ``metric_params``, ``n_jobs``, ``store_centers`` and ``copy`` are not taken
-    (``n_threads`` replaces ``n_jobs``).
+    degrees, in km) or ``"precomputed"``; ``metric_params`` may give ``p`` (minkowski) only;
+    ``algorithm`` chooses the index. ``copy`` and ``leaf_size`` are accepted and change
+    nothing (X is never modified; the trees choose their own leaves); ``n_threads`` replaces
+    ``n_jobs``.
+
+    As scikit-learn, rows with an infinite value are labelled −2 and rows with a NaN −3, the
+    others fitted without them (``single_linkage_tree_`` then numbers the finite rows only);
+    their probability is 0 (scikit-learn gives a NaN row NaN: clustr presents no NaN) and
+    their ``outlier_scores_`` 1, the most outlying.
+    ``store_centers`` ("centroid", "medoid", "both") sets ``centroids_`` (each cluster's
+    mean weighted by ``probabilities_``) and ``medoids_`` (its row of least
+    probability-weighted distance sum, under the metric), as scikit-learn's;
+    ``dbscan_clustering(cut_distance, min_cluster_size)`` cuts the single-linkage tree as
+    scikit-learn's.
     """
 
     _parameter_constraints = {
@@ -861,6 +872,10 @@ class HDBSCAN(ClusterMixin, BaseEstimator):
         "cluster_selection_method": [StrOptions({"eom", "leaf"})],
         "allow_single_cluster": ["boolean"],
         "p": [Interval(numbers.Real, 1, None, closed="left"), None],
+        "metric_params": [dict, None],
+        "leaf_size": [Interval(numbers.Integral, 1, None, closed="left")],
+        "store_centers": [None, StrOptions({"centroid", "medoid", "both"})],
+        "copy": ["boolean"],
         "backend": BACKEND,
         "n_threads": THREADS,
     }
@@ -872,13 +887,21 @@ class HDBSCAN(ClusterMixin, BaseEstimator):
         cluster_selection_epsilon=0.0,
         max_cluster_size=None,
         metric="euclidean",
+        metric_params=None,
         alpha=1.0,
         algorithm="auto",
+        leaf_size=40,
         cluster_selection_method="eom",
         allow_single_cluster=False,
+        store_centers=None,
+        copy=False,
         p=None,
         backend="auto", n_threads=None,
     ):
+        self.metric_params = metric_params
+        self.leaf_size = leaf_size
+        self.store_centers = store_centers
+        self.copy = copy
         self.min_cluster_size = min_cluster_size
         self.min_samples = min_samples
         self.cluster_selection_epsilon = cluster_selection_epsilon
@@ -892,35 +915,124 @@ class HDBSCAN(ClusterMixin, BaseEstimator):
         self.backend = backend
         self.n_threads = n_threads
 
+    def _p(self):
+        """Minkowski's p, from ``p`` or ``metric_params``."""
+        extra = dict(self.metric_params or {})
+        p = extra.pop("p", self.p)
+        if extra:
+            raise ValueError(f"metric_params: only p is taken, got {sorted(extra)}")
+        return p
+
     def _sparse_metric(self):
         """Whether the metric is one computed on sparse rows."""
-        return sparse_rows_metric(self.metric, self.p)
+        return sparse_rows_metric(self.metric, self._p())
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.pairwise = self.metric == "precomputed"
         tags.input_tags.sparse = self._sparse_metric()
+        # (rows with inf or NaN are labelled apart, as scikit-learn's)
+        tags.input_tags.allow_nan = self.metric != "precomputed"
         # Dissimilarities are non-negative.
         tags.input_tags.positive_only = self.metric == "precomputed"
         return tags
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
-        X = points(self, X, reset=True, accept_sparse=self._sparse_metric())
+        precomputed = self.metric == "precomputed"
+        if precomputed and self.store_centers is not None:
+            raise ValueError("Cannot store centers when using a precomputed distance matrix.")
+        X = points(self, X, reset=True, accept_sparse=self._sparse_metric(), finite=precomputed)
         if X.shape[0] == 1:
             raise ValueError("n_samples=1 while HDBSCAN requires more than one sample")
-        precomputed = self.metric == "precomputed"
         if precomputed:
             if X.shape[0] != X.shape[1]:
                 raise ValueError(f"A precomputed dissimilarity matrix must be square, got {X.shape}")
             check_non_negative(X, "HDBSCAN (precomputed)")
-        out = _clustr.hdbscan_fit(rows(X), params(self))
+        # (rows with inf or NaN set apart, as scikit-learn: a NaN anywhere in a row, an inf and
+        # a -inf included, makes it "missing")
+        n = X.shape[0]
+        with np.errstate(invalid="ignore", over="ignore"):
+            row_sums = np.asarray(X.sum(axis=1)).ravel() if not precomputed else np.zeros(n)
+        missing, infinite = np.isnan(row_sums), np.isinf(row_sums)
+        finite = ~(missing | infinite)
+        fitted = X if finite.all() else X[finite]
+        out = _clustr.hdbscan_fit(rows(fitted), params(self, p=self._p()))
         self.backend_ = out["backend"]
-        self.labels_ = out["labels"]
-        self.probabilities_ = out["probabilities"]
-        self.outlier_scores_ = out["outlier_scores"]
+        self.labels_ = np.full(n, -1, dtype=np.int64)
+        self.probabilities_ = np.zeros(n)
+        self.outlier_scores_ = np.ones(n)
+        self.labels_[finite] = out["labels"]
+        self.labels_[infinite] = -2
+        self.labels_[missing] = -3
+        self.probabilities_[finite] = out["probabilities"]
+        self.outlier_scores_[finite] = out["outlier_scores"]
         self.single_linkage_tree_ = out["single_linkage_tree"]
+        if self.store_centers is not None:
+            self._store_centers(X)
         return self
+
+    def _store_centers(self, X):
+        """``centroids_`` and/or ``medoids_`` of the clusters (scikit-learn's definitions);
+        the medoid's distance sums by blocks of rows (no cluster-size-squared matrix)."""
+        k = int(self.labels_.max()) + 1 if (self.labels_ >= 0).any() else 0
+        centroids, medoids = np.empty((k, X.shape[1])), np.empty((k, X.shape[1]))
+        metric = metric_name(self.metric, self._p())
+        for c in range(k):
+            members = self.labels_ == c
+            data = X[members]
+            data = np.asarray(data.toarray() if sp.issparse(data) else data, dtype=np.float64)
+            strength = self.probabilities_[members]
+            centroids[c] = np.average(data, weights=strength, axis=0)
+            if self.store_centers in ("medoid", "both"):
+                sums = np.concatenate([
+                    pairwise(data[a:a + 1024], data, metric, n_threads(self)) @ strength
+                    for a in range(0, len(data), 1024)
+                ])
+                medoids[c] = data[np.argmin(sums)]
+        if self.store_centers in ("centroid", "both"):
+            self.centroids_ = centroids
+        if self.store_centers in ("medoid", "both"):
+            self.medoids_ = medoids
+
+    def dbscan_clustering(self, cut_distance, min_cluster_size=5):
+        """The flat clustering of DBSCAN* at ``cut_distance`` (scikit-learn's): the points
+        joined by merges of the single-linkage tree below the cut, groups smaller than
+        ``min_cluster_size`` noise (−1); rows with inf −2, with NaN −3, as in ``labels_``."""
+        check_is_fitted(self)
+        tree = self.single_linkage_tree_
+        m = len(tree) + 1
+        # scikit-learn's union by rank over the merges below the cut (merge i makes node
+        # m + i): its roots decide the clusters' numbering
+        parent, rank = list(range(2 * m - 1)), [0] * (2 * m - 1)
+
+        def find(x):
+            while parent[x] != x:
+                parent[x] = parent[parent[x]]
+                x = parent[x]
+            return x
+
+        for i, (left, right, distance, _) in enumerate(tree):
+            if distance < cut_distance:
+                for x in (int(left), int(right)):
+                    a, b = find(x), find(m + i)
+                    if rank[a] < rank[b]:
+                        parent[a] = b
+                    elif rank[a] > rank[b]:
+                        parent[b] = a
+                    else:
+                        parent[b] = a
+                        rank[a] += 1
+        root = np.array([find(i) for i in range(m)], dtype=np.int64)
+        roots, sizes = np.unique(root, return_counts=True)
+        big = roots[sizes >= min_cluster_size]
+        numbered = np.full(2 * m - 1, -1)
+        numbered[big] = np.arange(len(big))
+        labels = np.full(len(self.labels_), -1, dtype=np.int64)
+        labels[self.labels_ > -2] = numbered[root]
+        labels[self.labels_ == -2] = -2
+        labels[self.labels_ == -3] = -3
+        return labels
 
     def fit_predict(self, X, y=None):
         return self.fit(X).labels_

@@ -293,12 +293,13 @@ impl Hdbscan {
         if self.max_cluster_size == Some(0) {
             return Err(Error::param("max_cluster_size", 0, "must be at least 1"));
         }
-        let need = self.min_cluster_size.max(self.effective_min_samples());
-        if n < need {
+        // (a min_cluster_size above n selects no cluster: every point is noise, as scikit-learn)
+        let min_samples = self.effective_min_samples();
+        if n < min_samples {
             return Err(Error::param(
-                "min_cluster_size",
-                need,
-                format!("min_cluster_size and min_samples must be at most the number of points ({n})"),
+                "min_samples",
+                min_samples,
+                format!("must be at most the number of points ({n})"),
             ));
         }
         Ok(())
