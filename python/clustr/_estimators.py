@@ -942,12 +942,34 @@ class HDBSCAN(ClusterMixin, BaseEstimator):
         precomputed = self.metric == "precomputed"
         if precomputed and self.store_centers is not None:
             raise ValueError("Cannot store centers when using a precomputed distance matrix.")
-        X = points(self, X, reset=True, accept_sparse=self._sparse_metric(), finite=precomputed)
+        X = points(self, X, reset=True, accept_sparse=self._sparse_metric(), finite=False)
         if X.shape[0] == 1:
             raise ValueError("n_samples=1 while HDBSCAN requires more than one sample")
+        # (scikit-learn's messages, which its tests match)
+        min_samples = self.min_cluster_size if self.min_samples is None else self.min_samples
+        if min_samples > X.shape[0]:
+            raise ValueError(
+                f"min_samples ({min_samples}) must be at most the number of samples in X ({X.shape[0]})"
+            )
         if precomputed:
+            if self.algorithm not in ("auto", "brute"):
+                raise ValueError(f"precomputed is not a valid metric for algorithm {self.algorithm!r}")
+            if np.isnan(X).any():
+                raise ValueError("np.nan values found in precomputed-dense (Input contains NaN)")
+            if np.isinf(X).any():
+                # (scikit-learn takes an infinite dissimilarity as no link; clustr refuses it)
+                raise ValueError("a precomputed dissimilarity matrix must be finite (Input contains infinity)")
             if X.shape[0] != X.shape[1]:
-                raise ValueError(f"A precomputed dissimilarity matrix must be square, got {X.shape}")
+                raise ValueError(
+                    f"The precomputed distance matrix is expected to be symmetric, however it has "
+                    f"shape {X.shape}. Please verify that the distance matrix was constructed correctly."
+                )
+            if not np.allclose(X, X.T):
+                raise ValueError(
+                    "The precomputed distance matrix is expected to be symmetric, however its "
+                    "values appear to be asymmetric. Please verify that the distance matrix was "
+                    "constructed correctly."
+                )
             check_non_negative(X, "HDBSCAN (precomputed)")
         # (rows with inf or NaN set apart, as scikit-learn: a NaN anywhere in a row, an inf and
         # a -inf included, makes it "missing")
