@@ -1143,11 +1143,16 @@ class OPTICS(ClusterMixin, BaseEstimator):
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None, sample_weight=None):
-        X = points(self, X, reset=True, min_samples=2, accept_sparse=self._sparse_metric())
+        # (one sample passes validation: the min_samples check below refuses it with
+        # scikit-learn's message)
+        X = points(self, X, reset=True, accept_sparse=self._sparse_metric())
         n = X.shape[0]
         min_samples = self._count(self.min_samples, n)
         if min_samples > n:
-            raise ValueError(f"min_samples must be no greater than the number of samples ({n}). Got {min_samples}")
+            raise ValueError(
+                f"min_samples must be no greater than the number of samples ({n}). Got {min_samples}"
+                + (" (one sample cannot be clustered)" if n == 1 else "")
+            )
         min_cluster_size = self._count(self.min_cluster_size, n)
         if min_cluster_size is not None and min_cluster_size > n:
             raise ValueError(
@@ -1172,6 +1177,8 @@ class OPTICS(ClusterMixin, BaseEstimator):
         self.predecessor_ = out["predecessor"]
         self.labels_ = out["labels"]
         self.cluster_hierarchy_ = out["cluster_hierarchy"]
+        if np.isinf(self.reachability_).all():
+            warnings.warn("All reachability values are inf. Set a larger max_eps.", UserWarning, stacklevel=2)
         return self
 
     def fit_predict(self, X, y=None, sample_weight=None):
