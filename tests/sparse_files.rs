@@ -195,26 +195,33 @@ fn the_cli_kmedoids_methods_fit_sparse_files_as_their_dense_form() {
     for cmd in ["fasterpam", "pam", "fasterclara", "clarans"] {
         for metric in ["euclidean", "manhattan", "cosine"] {
             let fit = |input: &str| {
-                let labels = dir.path().join(format!("{cmd}-{metric}-{input}.csv"));
-                let out = std::process::Command::new(env!("CARGO_BIN_EXE_clustr"))
-                    .args([cmd, fixture(input).to_str().unwrap(), "--k", "2", "--seed", "1"])
-                    .args(["--metric", metric, "--json", "--labels-out"])
-                    .arg(&labels)
-                    .output()
-                    .unwrap();
-                assert!(
-                    out.status.success(),
-                    "{cmd} {metric} {input}: {}",
-                    String::from_utf8_lossy(&out.stderr)
+                let labels = format!("{cmd}-{metric}-{input}.csv");
+                let input = fixture(input);
+                let out = clustr(
+                    dir.path(),
+                    &[
+                        cmd,
+                        input.to_str().unwrap(),
+                        "--k",
+                        "2",
+                        "--seed",
+                        "1",
+                        "--metric",
+                        metric,
+                    ]
+                    .into_iter()
+                    .chain(["--json", "--labels-out", &labels])
+                    .collect::<Vec<_>>(),
                 );
-                let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-                (
-                    r["medoids"].clone(),
-                    r["labels"].clone(),
-                    r["loss"].as_f64().unwrap(),
-                )
+                let r: serde_json::Value = serde_json::from_slice(&out).unwrap();
+                let labels = std::fs::read_to_string(dir.path().join(labels)).unwrap();
+                (r["medoids"].clone(), labels, r["loss"].as_f64().unwrap())
             };
             let dense = fit("dense.npy");
+            assert!(
+                dense.1.lines().any(|l| l.trim() == "1"),
+                "{cmd} {metric}: one cluster"
+            );
             for input in ["csr.npz", "rows.svmlight"] {
                 let (medoids, labels, loss) = fit(input);
                 assert_eq!(
@@ -231,6 +238,21 @@ fn the_cli_kmedoids_methods_fit_sparse_files_as_their_dense_form() {
     }
 }
 
+/// Runs clustr with `args` in `dir`, asserting that it succeeds; its standard output.
+fn clustr(dir: &std::path::Path, args: &[&str]) -> Vec<u8> {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_clustr"))
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
+
 /// `clustr predict` assigns a sparse file as sparse rows with a k-means or mini-batch model
 /// (fitted on sparse or dense rows): the labels and distances of the same rows stored dense.
 #[test]
@@ -238,16 +260,7 @@ fn predict_assigns_sparse_files_as_their_dense_form() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let clustr = |args: &[&str]| {
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_clustr"))
-            .current_dir(d)
-            .args(args)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        clustr(d, args);
     };
     let csr = fixture("csr.npz");
     let (csr, dense) = (csr.to_str().unwrap(), fixture("dense.npy"));

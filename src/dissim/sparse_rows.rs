@@ -234,16 +234,11 @@ impl<F: Scalar> crate::dissim::Dissimilarity for SparseRows<'_, F> {
         if i == j {
             return F::zero();
         }
-        let (a, b) = (self.x.row(i), self.x.row(j));
-        F::from_f64_lossy(match self.metric {
-            MetricKind::Manhattan => crate::data::sparse::manhattan_rows(a, b),
-            m => crate::metric::distance_from_dot(
-                m,
-                self.norms[i],
-                self.norms[j],
-                crate::data::sparse::dot_rows(a, b),
-            ),
-        })
+        F::from_f64_lossy(merged_distance(
+            self.metric,
+            (self.x.row(i), self.norms[i]),
+            (self.x.row(j), self.norms[j]),
+        ))
     }
 }
 
@@ -255,7 +250,6 @@ pub fn cross_distances<F: Scalar>(
     b: CsrView<'_, F>,
     metric: MetricKind,
 ) -> Result<ndarray::Array2<f64>> {
-    use crate::data::sparse::{dot_rows, manhattan_rows};
     use rayon::prelude::*;
     check_sparse_metric(metric)?;
     if a.ncols() != b.ncols() {
@@ -270,22 +264,28 @@ pub fn cross_distances<F: Scalar>(
         crate::memory::product(&[a.nrows(), b.nrows(), 8]),
         crate::error::hints::DENSITY,
     )?;
-    let (na, nb) = match metric {
-        MetricKind::Manhattan => (Vec::new(), Vec::new()),
-        _ => (a.row_sq_norms(), b.row_sq_norms()),
-    };
+    let (na, nb) = (a.row_sq_norms(), b.row_sq_norms());
     let mut out = ndarray::Array2::zeros((a.nrows(), b.nrows()));
     out.axis_iter_mut(ndarray::Axis(0))
         .into_par_iter()
         .enumerate()
         .for_each(|(i, mut row)| {
             for (j, o) in row.iter_mut().enumerate() {
-                let (p, q) = (a.row(i), b.row(j));
-                *o = match metric {
-                    MetricKind::Manhattan => manhattan_rows(p, q),
-                    m => crate::metric::distance_from_dot(m, na[i], nb[j], dot_rows(p, q)),
-                };
+                *o = merged_distance(metric, (a.row(i), na[i]), (b.row(j), nb[j]));
             }
         });
     Ok(out)
+}
+
+/// The distance of two sparse rows (with their squared norms) by merging them: the Manhattan
+/// sum, or the dot product for the other metrics (see [`crate::metric::distance_from_dot`]).
+fn merged_distance<F: Scalar>(
+    metric: MetricKind,
+    (a, aa): ((&[u32], &[F]), f64),
+    (b, bb): ((&[u32], &[F]), f64),
+) -> f64 {
+    match metric {
+        MetricKind::Manhattan => crate::data::sparse::manhattan_rows(a, b),
+        m => crate::metric::distance_from_dot(m, aa, bb, crate::data::sparse::dot_rows(a, b)),
+    }
 }
