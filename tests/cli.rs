@@ -232,7 +232,7 @@ fn bad_input_table() {
                 "--labels-out",
                 "l.csv",
             ],
-            vec!["ill-defined covariance", "reg_covar"],
+            vec!["ill-defined empirical covariance", "reg_covar"],
         ),
         (
             "minibatch-kmeans: batch size 0",

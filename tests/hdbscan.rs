@@ -5,7 +5,7 @@ mod common;
 
 use clustr::data::{read_labels, read_matrix};
 use clustr::density::hdbscan::{single_linkage, Cut};
-use clustr::density::{ClusterSelection, Hdbscan, HdbscanModel};
+use clustr::density::{ClusterSelection, Edge, Hdbscan, HdbscanModel};
 use clustr::metric::EARTH_RADIUS_KM;
 use clustr::{DenseMatrix, Fit, MetricKind};
 use ndarray::Array2;
@@ -42,6 +42,9 @@ fn estimator(p: &Value) -> Hdbscan {
     h.alpha = p["alpha"].as_f64().unwrap_or(1.0);
     h.cluster_selection_epsilon = p["cluster_selection_epsilon"].as_f64().unwrap_or(0.0);
     h.allow_single_cluster = p["allow_single_cluster"].as_bool().unwrap_or(false);
+    h.cluster_selection_epsilon_max = p["cluster_selection_epsilon_max"]
+        .as_f64()
+        .unwrap_or(f64::INFINITY);
     if let Some(s) = p["cluster_selection_method"].as_str() {
         h.cluster_selection_method = s.parse().unwrap();
     }
@@ -311,4 +314,37 @@ fn fewer_points_than_min_cluster_size_are_all_noise() {
     assert_eq!(est.fit(&x.view()).unwrap().labels, vec![0, 0]);
     let e = Hdbscan::new(5).fit(&x.view()).unwrap_err();
     assert!(e.to_string().contains("min_samples"), "{e}");
+}
+
+#[test]
+fn a_given_spanning_tree_gives_the_fit_it_came_from() {
+    let x = matrix("moons_x.npy");
+    let h = Hdbscan::new(15);
+    let m = h.fit(&x.view()).unwrap();
+    // By decreasing weight (stably: tied edges keep their order, which decides the merges):
+    // the tree is sorted (stably) by increasing weight before it is used.
+    let mut edges = m.minimum_spanning_tree.clone();
+    edges.sort_by(|a, b| b.w.total_cmp(&a.w));
+    let again = h
+        .fit_spanning_tree(x.nrows(), edges.clone(), m.core_distances.clone())
+        .unwrap();
+    assert_eq!(again.labels, m.labels);
+    assert_eq!(again.probabilities, m.probabilities);
+    // Not a tree: a missing edge, a cycle, an end out of range, a negative weight.
+    let n = x.nrows();
+    let core = m.core_distances.clone();
+    assert!(h.fit_spanning_tree(n, edges[1..].to_vec(), core.clone()).is_err());
+    let mut cycle = edges.clone();
+    cycle[0] = Edge {
+        a: cycle[1].a,
+        b: cycle[1].b,
+        w: 0.5,
+    };
+    assert!(h.fit_spanning_tree(n, cycle, core.clone()).is_err());
+    let mut far = edges.clone();
+    far[0].a = n;
+    assert!(h.fit_spanning_tree(n, far, core.clone()).is_err());
+    let mut negative = edges;
+    negative[0].w = -1.0;
+    assert!(h.fit_spanning_tree(n, negative, core).is_err());
 }

@@ -7,9 +7,12 @@ prediction rebuilds what it needs from them.
 """
 
 import numbers
+import warnings
 
 import numpy as np
 import scipy.sparse as sp
+from sklearn.metrics import pairwise_distances, pairwise_distances_chunked
+from sklearn.neighbors import VALID_METRICS, BallTree, KDTree
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import validate_data
@@ -49,6 +52,76 @@ METRICS = StrOptions(
     {"euclidean", "sqeuclidean", "manhattan", "cityblock", "l1", "cosine", "chebyshev",
      "minkowski", "haversine"}
 )
+
+
+#: ``metric`` where any metric is taken (the density estimators, KMedoids): clustr's metrics, or
+#: any other metric of scikit-learn's ``pairwise_distances`` (scipy's included) or a callable,
+#: which `Metric` computes through it; or "precomputed".
+ANY_METRIC = [StrOptions(set(METRICS.options) | set(VALID_METRICS["brute"]) | {"precomputed"}), callable]
+# (scikit-learn's other spellings of clustr's metrics)
+_ALIASES = {"l2": "euclidean", "infinity": "chebyshev", "p": "minkowski"}
+
+
+class Metric:
+    """An estimator's ``metric`` resolved against ``p`` and ``metric_params``: clustr's own
+    (``native``, by ``name``), or a callable or a metric clustr does not compute, which
+    ``pairwise_distances`` computes into a precomputed matrix or neighbourhood graph (its
+    memory: n² distances for HDBSCAN, unbounded OPTICS and KMedoids, the pairs within the
+    radius for DBSCAN and OPTICS; the user's callable runs once per pair).
+
+    ``check_algorithm`` refuses what scikit-learn's trees refuse, with scikit-learn's message:
+    ``algorithm="kd_tree"`` or ``"ball_tree"`` names scikit-learn's KDTree or BallTree, whose
+    metrics are those it accepts (clustr's own indexes take more: use ``"auto"``)."""
+
+    def __init__(self, metric, p=None, metric_params=None):
+        self.metric = metric
+        self.kwargs = dict(metric_params or {})
+        if p is not None and "p" in self.kwargs:
+            warnings.warn(
+                "Parameter p is found in metric_params. The corresponding parameter from __init__ is ignored.",
+                SyntaxWarning,
+                stacklevel=3,
+            )
+        elif p is not None and metric in ("minkowski", "p"):
+            self.kwargs["p"] = p
+        if metric == "mahalanobis" and "V" in self.kwargs and "VI" not in self.kwargs:
+            # (scikit-learn's trees take the covariance V, scipy's distance its inverse VI)
+            self.kwargs["VI"] = np.linalg.inv(self.kwargs.pop("V"))
+        self.precomputed = metric == "precomputed"
+        name = _ALIASES.get(metric, metric) if isinstance(metric, str) else None
+        extra = set(self.kwargs) - {"p"} if name == "minkowski" else set(self.kwargs)
+        if name in METRICS.options and name != "minkowski" and extra:
+            raise ValueError(f"metric_params: {metric} takes no parameters, got {sorted(extra)}")
+        # (minkowski with weights w is scipy's)
+        self.native = name in METRICS.options and not extra
+        self.name = metric_name(name, self.kwargs.get("p")) if self.native else None
+
+    def check_algorithm(self, algorithm, callable_ball_tree=True):
+        """Refuses a tree scikit-learn's would refuse; ``callable_ball_tree``: scikit-learn's
+        BallTree takes a callable (its NearestNeighbors does, its HDBSCAN does not)."""
+        for kind, tree in (("kd_tree", KDTree), ("ball_tree", BallTree)):
+            takes_callable = kind == "ball_tree" and callable_ball_tree
+            refused = (not takes_callable) if callable(self.metric) else self.metric not in tree.valid_metrics
+            if algorithm == kind and refused:
+                raise ValueError(
+                    f"{self.metric} is not a valid metric for a {tree.__name__}-based algorithm. "
+                    "Please select a different metric."
+                )
+
+    def distances(self, X, Y=None, n_jobs=None):
+        """The dense matrix of distances (rows of X to rows of Y, default X) by
+        ``pairwise_distances``."""
+        return pairwise_distances(X, Y, metric=self.metric, n_jobs=n_jobs, **self.kwargs)
+
+    def within(self, X, radius, n_jobs=None):
+        """The CSR neighbourhood graph of X: every pair within ``radius`` (the diagonal kept as
+        explicit entries), computed by blocks of rows so that only these pairs are stored."""
+        def reduce(block, start):
+            r, c = np.nonzero(block <= radius)
+            return sp.csr_matrix((block[r, c], (r, c)), shape=block.shape)
+
+        blocks = pairwise_distances_chunked(X, metric=self.metric, n_jobs=n_jobs, reduce_func=reduce, **self.kwargs)
+        return sp.vstack(list(blocks), format="csr")
 
 
 def n_threads(estimator):
@@ -100,7 +173,9 @@ def params(estimator, **resolved):
     starts, counts from fractions) in place of the given values."""
     p = estimator.get_params(deep=False)
     if "random_state" in p:
-        p["seed"] = seed(p.pop("random_state"))
+        random_state = p.pop("random_state")
+        if "seed" not in resolved:
+            p["seed"] = seed(random_state)
     p["n_threads"] = n_threads(estimator)
     resolved_metric = "metric" in resolved
     p.update(resolved)
@@ -111,6 +186,7 @@ def params(estimator, **resolved):
 
 def metric_name(metric, p=None):
     """clustr's name of a scikit-learn metric spelling (``minkowski`` with ``p``)."""
+    metric = _ALIASES.get(metric, metric)
     if metric == "minkowski":
         p = 2 if p is None else p
         if p == 2:

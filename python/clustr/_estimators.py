@@ -6,10 +6,12 @@ every core); its results do not depend on it.
 """
 
 import numbers
+import time
 import warnings
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.sparse import csgraph
 from sklearn.base import (
     BaseEstimator,
     ClassNamePrefixFeaturesOutMixin,
@@ -18,13 +20,15 @@ from sklearn.base import (
     TransformerMixin,
     _fit_context,
 )
-from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+from sklearn.exceptions import ConvergenceWarning, DataConversionWarning
+from sklearn.metrics.pairwise import PAIRWISE_BOOLEAN_FUNCTIONS
 from sklearn.utils import check_random_state
-from sklearn.utils.validation import _check_sample_weight, _num_samples, check_is_fitted, check_non_negative
+from sklearn.utils.validation import _check_sample_weight, _num_samples, check_array, check_is_fitted, check_non_negative
 
 from ._base import _clustr
-from ._base import BACKEND, METRICS, RANDOM_STATE, THREADS, metric_name, sparse_rows_metric, n_threads, nearest, params, pairwise, points, rows
+from ._trees import CondensedTree, MinimumSpanningTree, SingleLinkageTree
+from ._base import BACKEND, ANY_METRIC, METRICS, RANDOM_STATE, Metric, THREADS, metric_name, sparse_rows_metric, n_threads, nearest, params, pairwise, points, rows, seed
 
 
 def _weights(sample_weight, X, allow_negative=False):
@@ -452,22 +456,40 @@ def _precisions_from_cholesky(prec_chol, covariance_type):
     return prec_chol**2
 
 
+def _cholesky_from_precisions(precisions, covariance_type):
+    """The upper-triangular U with U·Uᵀ = P of each precision matrix (scikit-learn's
+    ``precisions_cholesky_`` layout): with J the exchange matrix, U = J·chol(J·P·J)·J."""
+    if covariance_type in ("diag", "spherical"):
+        return np.sqrt(precisions)
+    flip = lambda a: a[..., ::-1, ::-1]  # noqa: E731
+    return np.ascontiguousarray(flip(np.linalg.cholesky(flip(precisions))))
+
+
+def _check_mixture_parameter(value, shape, name):
+    """A given mixture parameter as float64, with scikit-learn's message for a wrong shape."""
+    value = check_array(value, dtype=[np.float64, np.float32], ensure_2d=False, allow_nd=True)
+    if value.shape != shape:
+        raise ValueError(f"The parameter '{name}' should have the shape of {shape}, but got {value.shape}")
+    return np.ascontiguousarray(value, dtype=np.float64)
+
+
 class GaussianMixture(DensityMixin, BaseEstimator):
     """Gaussian mixture fitted by EM, with scikit-learn's ``GaussianMixture`` interface.
 
-    Parameters and fitted attributes are scikit-learn's. Where clustr differs:
+    Parameters, fitted attributes, methods (``sample``, ``bic``, ``aic``, ...), warnings and
+    messages are scikit-learn's, and so are the starts: ``weights_init``, ``means_init`` and
+    ``precisions_init`` replace the parameters drawn by ``init_params`` (all three given: EM
+    starts from exactly them, one run). Where clustr differs:
 
-    - ``weights_init``, ``means_init`` and ``precisions_init`` given together start EM from
-      exactly these parameters (as scikit-learn). ``means_init`` alone starts from the
-      partition of the points by their nearest given mean (scikit-learn takes the other
-      parameters from ``init_params``); other partial combinations raise ``ValueError``.
-    - ``warm_start=True`` continues from the previous fit's parameters (one run), as
-      scikit-learn, but the first iteration's improvement is measured from −∞.
+    - The starts ``init_params`` draws come from clustr's random stream (the same seed gives
+      the same fit, but not scikit-learn's).
     - The computation is in float64 whatever the input's type.
+    - ``verbose`` prints scikit-learn's lines while the fit runs; the time lapses are those
+      the Python layer sees (each line at most 50 ms after its iteration ended).
     - ``sample_weight`` (scikit-learn's GaussianMixture has none): weighted EM, an integer
-      weight counting as that many copies of the row. The default k-means start is
-      unweighted, so equality with repeated rows holds from a given start (``means_init``,
-      or all three ``*_init``).
+      weight counting as that many copies of the row. The starts ``init_params`` draws are
+      unweighted, so equality with repeated rows holds from a given start (all three
+      ``*_init``).
     """
 
     _parameter_constraints = {
@@ -483,6 +505,8 @@ class GaussianMixture(DensityMixin, BaseEstimator):
         "precisions_init": ["array-like", None],
         "random_state": RANDOM_STATE,
         "warm_start": ["boolean"],
+        "verbose": ["verbose"],
+        "verbose_interval": [Interval(numbers.Integral, 1, None, closed="left")],
         "backend": BACKEND,
         "n_threads": THREADS,
     }
@@ -502,6 +526,8 @@ class GaussianMixture(DensityMixin, BaseEstimator):
         precisions_init=None,
         random_state=None,
         warm_start=False,
+        verbose=0,
+        verbose_interval=10,
         backend="auto", n_threads=None,
     ):
         self.n_components = n_components
@@ -516,26 +542,78 @@ class GaussianMixture(DensityMixin, BaseEstimator):
         self.precisions_init = precisions_init
         self.random_state = random_state
         self.warm_start = warm_start
+        self.verbose = verbose
+        self.verbose_interval = verbose_interval
         self.backend = backend
         self.n_threads = n_threads
 
-    def _start(self):
-        """The (weights, means, covariances) EM starts from, or None; and means alone."""
-        if self.warm_start and hasattr(self, "converged_"):
-            return (self.weights_, self.means_, self.covariances_), None
-        given = [self.weights_init is not None, self.means_init is not None, self.precisions_init is not None]
-        f64 = lambda a: np.ascontiguousarray(a, dtype=np.float64)  # noqa: E731
-        if all(given):
-            covs = _precisions_to_covariances(self.precisions_init, self.covariance_type)
-            return (f64(self.weights_init), f64(self.means_init), covs), None
-        if given == [False, True, False]:
-            return None, f64(self.means_init)
-        if any(given):
-            raise ValueError(
-                "clustr's GaussianMixture takes weights_init, means_init and precisions_init "
-                "together, or means_init alone"
-            )
-        return None, None
+    def _given(self, n_features):
+        """The given ``*_init`` parameters, checked as scikit-learn checks them (its messages),
+        as (weights, means, precisions), None where not given."""
+        k, d, kind = self.n_components, n_features, self.covariance_type
+        weights = means = precisions = None
+        if self.weights_init is not None:
+            weights = _check_mixture_parameter(self.weights_init, (k,), "weights")
+            if (weights < 0).any() or (weights > 1).any():
+                raise ValueError(
+                    "The parameter 'weights' should be in the range [0, 1], but got max value "
+                    f"{weights.min():.5f}, min value {weights.max():.5f}"
+                )
+            if not np.isclose(abs(1.0 - weights.sum()), 0.0, atol=1e-8):
+                raise ValueError(f"The parameter 'weights' should be normalized, but got sum(weights) = {weights.sum():.5f}")
+        if self.means_init is not None:
+            means = _check_mixture_parameter(self.means_init, (k, d), "means")
+        if self.precisions_init is not None:
+            shape = {"full": (k, d, d), "tied": (d, d), "diag": (k, d), "spherical": (k,)}[kind]
+            precisions = _check_mixture_parameter(self.precisions_init, shape, f"{kind} precision")
+            if kind in ("full", "tied"):
+                for p in precisions.reshape(-1, d, d):
+                    if not (np.allclose(p, p.T) and (np.linalg.eigvalsh(p) > 0).all()):
+                        raise ValueError(f"'{kind} precision' should be symmetric, positive-definite")
+            elif (precisions <= 0).any():
+                raise ValueError(f"'{kind} precision' should be positive")
+        return weights, means, precisions
+
+    def _fit_run(self, X, w, random_seed, report=True, **start):
+        """One call of the binding, seeded by ``random_seed``: EM from ``start`` (see
+        ``gmm_fit``; default: one run from a start ``init_params`` draws), printing
+        ``verbose``'s lines when ``report``."""
+        report = _MixtureReport(self) if self.verbose and report else None
+        given = dict(n_init=1, start=None, start_lower_bound=-np.inf, responsibilities=None, report=report)
+        given.update(start)
+        out = _clustr.gmm_fit(X, params(self, seed=random_seed, **given), w)
+        if report is not None:
+            report("end", 0, None)
+        return out
+
+    def _start_from(self, drawn, given):
+        """(weights, means, covariances): the given ``*_init`` parameters, the others those
+        ``drawn`` (a ``max_iter=0`` run) estimated."""
+        weights, means, precisions = given
+        covariances = (
+            drawn["covariances"] if precisions is None
+            else _precisions_to_covariances(precisions, self.covariance_type)
+        )
+        return (
+            drawn["weights"] if weights is None else weights,
+            drawn["means"] if means is None else means,
+            np.ascontiguousarray(covariances),
+        )
+
+    def _initialize(self, X, resp):
+        """scikit-learn's initialisation from responsibilities ``resp`` (n × k, k taken from
+        it): the M-step's parameters, the given ``*_init`` ones in their place (unchecked, as
+        scikit-learn's, whose ``fit`` checks them first)."""
+        X = np.ascontiguousarray(X, dtype=np.float64)
+        resp = np.ascontiguousarray(resp, dtype=np.float64)
+        given = tuple(None if g is None else np.ascontiguousarray(g, dtype=np.float64)
+                      for g in (self.weights_init, self.means_init, self.precisions_init))
+        drawn = self._fit_run(X, None, 0, report=False, max_iter=0, n_components=resp.shape[1], responsibilities=resp)
+        self.weights_, self.means_, self.covariances_ = self._start_from(drawn, given)
+        self.precisions_cholesky_ = (
+            drawn["precisions_cholesky"] if given[2] is None
+            else _cholesky_from_precisions(given[2], self.covariance_type)
+        )
 
     def fit(self, X, y=None, sample_weight=None):
         self.fit_predict(X, y, sample_weight=sample_weight)
@@ -543,22 +621,35 @@ class GaussianMixture(DensityMixin, BaseEstimator):
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit_predict(self, X, y=None, sample_weight=None):
-        X = points(self, X, reset=not (self.warm_start and hasattr(self, "converged_")), dtype=[np.float64])
+        warm = self.warm_start and hasattr(self, "converged_")
+        X = points(self, X, reset=not warm, dtype=[np.float64])
         w = _weights(sample_weight, X)
         if X.shape[0] < self.n_components:
             raise ValueError(
                 f"Expected n_samples >= n_components but got n_components = "
                 f"{self.n_components}, n_samples = {X.shape[0]}"
             )
-        start, means = self._start()
-        n_init = 1 if start is not None or means is not None else self.n_init
-        out = _clustr.gmm_fit(X, params(self, n_init=n_init, start=start, means_init=means), w)
+        given = self._given(X.shape[1])
+        if warm:
+            start = (self.weights_, self.means_, self.covariances_)
+            out = self._fit_run(X, w, 0, start=start, start_lower_bound=self.lower_bound_)
+        elif all(g is not None for g in given):
+            out = self._fit_run(X, w, 0, start=self._start_from(None, given))
+        elif any(g is not None for g in given):
+            # (scikit-learn: each initialisation draws by init_params, then the given
+            # parameters replace the drawn ones; the best lower bound wins. The first draw is
+            # the one of the same estimator without the given parameters.)
+            first, out = seed(self.random_state), None
+            for i in range(self.n_init):
+                draw_seed = (first + i) % 2**64
+                drawn = self._fit_run(X, w, draw_seed, report=False, max_iter=0)
+                run = self._fit_run(X, w, draw_seed, start=self._start_from(drawn, given))
+                if out is None or run["lower_bound"] > out["lower_bound"] or out["lower_bound"] == -np.inf:
+                    out = run
+        else:
+            out = self._fit_run(X, w, seed(self.random_state), n_init=self.n_init)
         self.backend_ = out["backend"]
-        self.weights_ = out["weights"]
-        self.means_ = out["means"]
-        self.covariances_ = out["covariances"]
-        self.precisions_cholesky_ = out["precisions_cholesky"]
-        self.precisions_ = _precisions_from_cholesky(self.precisions_cholesky_, self.covariance_type)
+        self._set_parameters((out["weights"], out["means"], out["covariances"], out["precisions_cholesky"]))
         self.converged_ = bool(out["converged"])
         self.n_iter_ = int(out["n_iter"])
         self.lower_bound_ = float(out["lower_bound"])
@@ -570,6 +661,16 @@ class GaussianMixture(DensityMixin, BaseEstimator):
                 ConvergenceWarning,
             )
         return out["labels"]
+
+    def _get_parameters(self):
+        """(weights, means, covariances, precisions_cholesky), scikit-learn's mixture protocol."""
+        return self.weights_, self.means_, self.covariances_, self.precisions_cholesky_
+
+    def _set_parameters(self, parameters):
+        """Sets the fitted parameters from (weights, means, covariances, precisions_cholesky),
+        ``precisions_`` from the last (scikit-learn's mixture protocol)."""
+        self.weights_, self.means_, self.covariances_, self.precisions_cholesky_ = parameters
+        self.precisions_ = _precisions_from_cholesky(self.precisions_cholesky_, self.covariance_type)
 
     def _e_step(self, X):
         check_is_fitted(self)
@@ -590,6 +691,12 @@ class GaussianMixture(DensityMixin, BaseEstimator):
     def score(self, X, y=None):
         return float(self.score_samples(X).mean())
 
+    def _n_parameters(self):
+        """The number of free parameters of the fitted mixture (scikit-learn's)."""
+        k, d = self.means_.shape
+        covariance = {"full": k * d * (d + 1) / 2, "diag": k * d, "tied": d * (d + 1) / 2, "spherical": k}
+        return int(covariance[self.covariance_type] + k * d + k - 1)
+
     def _criterion(self, X, per_parameter):
         """−2·n·score + per_parameter · (free parameters), from one pass over X."""
         _, scores, n_parameters = self._e_step(X)
@@ -603,6 +710,73 @@ class GaussianMixture(DensityMixin, BaseEstimator):
         """Akaike information criterion (lower is better)."""
         return self._criterion(X, 2.0)
 
+    def sample(self, n_samples=1):
+        """``n_samples`` points drawn from the fitted mixture, and their components (scikit-learn's
+        draws from ``random_state``: a component count from the multinomial of the weights,
+        then each component's normal, in component order)."""
+        check_is_fitted(self)
+        if n_samples < 1:
+            raise ValueError(
+                f"Invalid value for 'n_samples': {self.n_components} . The sampling requires at least one sample."
+            )
+        rng = check_random_state(self.random_state)
+        counts = rng.multinomial(n_samples, self.weights_)
+        d = self.means_.shape[1]
+        if self.covariance_type in ("full", "tied"):
+            covs = self.covariances_ if self.covariance_type == "full" else [self.covariances_] * self.n_components
+            X = np.vstack([rng.multivariate_normal(m, c, int(n)) for m, c, n in zip(self.means_, covs, counts)])
+        else:
+            X = np.vstack([
+                m + rng.standard_normal(size=(n, d)) * np.sqrt(c)
+                for m, c, n in zip(self.means_, self.covariances_, counts)
+            ])
+        y = np.concatenate([np.full(n, j, dtype=int) for j, n in enumerate(counts)])
+        return X, y
+
+
+class _MixtureReport:
+    """Prints scikit-learn's ``verbose`` lines for a Gaussian mixture fit, from the binding's
+    progress (an "init" phase per initialisation, then a step per EM iteration with its lower
+    bound)."""
+
+    def __init__(self, estimator):
+        self.verbose, self.interval, self.tol = estimator.verbose, estimator.verbose_interval, estimator.tol
+        self.start_bound = getattr(estimator, "lower_bound_", -np.inf) if estimator.warm_start else -np.inf
+        self.n_init, self.bound = -1, None
+
+    def _end(self):
+        if self.n_init < 0:
+            return
+        change = np.inf if self.bound is None else self.bound - self.previous
+        converged = "converged" if abs(change) < self.tol else "did not converge"
+        if self.verbose == 1:
+            print(f"Initialization {converged}.")
+        else:
+            print(f"Initialization {converged}. time lapse {time.time() - self.init_time:.5f}s\t "
+                  f"lower bound {self.bound if self.bound is not None else -np.inf:.5f}.")
+
+    def __call__(self, kind, iteration, objective):
+        if kind == "init":
+            self._end()
+            self.n_init += 1
+            self.init_time = self.iter_time = time.time()
+            self.bound, self.previous = None, self.start_bound
+            print(f"Initialization {self.n_init}")
+        elif kind == "step":
+            if self.bound is not None:
+                self.previous = self.bound
+            self.bound = objective
+            if iteration % self.interval == 0:
+                if self.verbose == 1:
+                    print(f"  Iteration {iteration}")
+                else:
+                    now = time.time()
+                    print(f"  Iteration {iteration}\t time lapse {now - self.iter_time:.5f}s\t "
+                          f"ll change {self.bound - self.previous:.5f}")
+                    self.iter_time = now
+        elif kind == "end":
+            self._end()
+
 
 class KMedoids(ClusterMixin, TransformerMixin, BaseEstimator):
     """k-medoids: the medoids are data points, for any metric or a precomputed matrix.
@@ -610,17 +784,23 @@ class KMedoids(ClusterMixin, TransformerMixin, BaseEstimator):
     ``method``: ``"pam"`` (BUILD + SWAP, Kaufman & Rousseeuw), ``"fastpam1"``,
     ``"fastpam2"`` (Schubert & Rousseeuw 2019), ``"fasterpam"`` (2021; the default, as the
     ``kmedoids`` package), ``"alternating"`` (Voronoi iteration, scikit-learn-extra's
-    ``"alternate"``), ``"clara"``, ``"fastclara"``, ``"fasterclara"`` (medoids of samples,
+    ``"alternate"``, also taken by that name), ``"clara"``, ``"fastclara"``, ``"fasterclara"`` (medoids of samples,
     no n × n matrix), ``"clarans"``, ``"fastclarans"`` (randomised search, dissimilarities
     computed when needed).
 
     ``metric``: a clustr metric (``euclidean``, ``sqeuclidean``, ``manhattan``, ``cosine``,
     ``chebyshev``, ``minkowski`` with ``p``, ``haversine`` on (latitude, longitude) in
-    degrees, giving km) or ``"precomputed"`` (X is a square dissimilarity matrix; then
-    ``predict`` and ``transform`` take the dissimilarities of new points to the training
-    points, n_new × n_train). ``init``: ``"auto"`` (BUILD for pam and fastpam1, random
-    otherwise), ``"build"``, ``"lab"``, ``"random"``, ``"k-means++"``, ``"first"``, or k
-    indices. ``samples``/``sample_size`` are CLARA's, ``numlocal``/``maxneighbor``
+    degrees, giving km), any other metric of scikit-learn's ``pairwise_distances`` or a
+    callable (as scikit-learn-extra: the n × n matrix by ``pairwise_distances``), or
+    ``"precomputed"`` (X is a square dissimilarity matrix; then ``predict`` and
+    ``transform`` take the dissimilarities of new points to the training points,
+    n_new × n_train). ``init``: ``"auto"`` (BUILD for pam and fastpam1, random otherwise),
+    ``"build"``, ``"lab"``, ``"random"``, ``"k-means++"`` (scikit-learn-extra's
+    ``"k-medoids++"``, also taken by that name), ``"heuristic"`` (scikit-learn-extra's: the
+    k points of least dissimilarity sum), ``"first"``, or k indices. The defaults are the
+    ``kmedoids`` package's (FasterPAM), not scikit-learn-extra's (``method="alternate"``,
+    ``init="heuristic"``, ``max_iter=300``), whose results FasterPAM's loss matches or
+    improves. ``samples``/``sample_size`` are CLARA's, ``numlocal``/``maxneighbor``
     CLARANS's (None: the method's default).
 
     ``sample_weight`` (scikit-learn-extra and ``kmedoids`` have none): the loss
@@ -640,15 +820,18 @@ class KMedoids(ClusterMixin, TransformerMixin, BaseEstimator):
 
     _parameter_constraints = {
         "n_clusters": [Interval(numbers.Integral, 1, None, closed="left")],
-        "metric": [METRICS, StrOptions({"precomputed"})],
+        "metric": ANY_METRIC,
         "p": [Interval(numbers.Real, 1, None, closed="left"), None],
         "method": [
             StrOptions(
-                {"pam", "fastpam1", "fastpam2", "fasterpam", "alternating", "clara", "fastclara",
+                {"pam", "fastpam1", "fastpam2", "fasterpam", "alternating", "alternate", "clara", "fastclara",
                  "fasterclara", "clarans", "fastclarans"}
             )
         ],
-        "init": [StrOptions({"auto", "build", "lab", "random", "k-means++", "first"}), "array-like"],
+        "init": [
+            StrOptions({"auto", "build", "lab", "random", "k-means++", "k-medoids++", "heuristic", "first"}),
+            "array-like",
+        ],
         "max_iter": [Interval(numbers.Integral, 0, None, closed="left")],
         "samples": [Interval(numbers.Integral, 1, None, closed="left")],
         "sample_size": [Interval(numbers.Integral, 1, None, closed="left"), None],
@@ -702,13 +885,20 @@ class KMedoids(ClusterMixin, TransformerMixin, BaseEstimator):
     def fit(self, X, y=None, sample_weight=None):
         X = points(self, X, reset=True, accept_sparse=sparse_rows_metric(self.metric, self.p))
         w = _weights(sample_weight, X)
+        metric = Metric(self.metric, self.p)
+        self._foreign = None if metric.native or metric.precomputed else metric
         precomputed = self.metric == "precomputed"
         if precomputed:
             if X.shape[0] != X.shape[1]:
                 raise ValueError(f"A precomputed dissimilarity matrix must be square, got {X.shape}")
             check_non_negative(X, "KMedoids (precomputed)")
-        if isinstance(self.init, str):
-            init, given = (None if self.init == "auto" else self.init), None
+        # (the matrix of a metric clustr does not compute, fitted as a precomputed one)
+        D = self._foreign.distances(X) if self._foreign else None
+        if self.init == "heuristic":
+            init, given = None, self._least_sums(X if D is None else D, precomputed or D is not None)
+        elif isinstance(self.init, str):
+            init = {"auto": None, "k-medoids++": "k-means++"}.get(self.init, self.init)
+            given = None
         else:
             given = [int(i) for i in np.asarray(self.init).ravel()]
             if any(not 0 <= i < X.shape[0] for i in given):
@@ -716,11 +906,11 @@ class KMedoids(ClusterMixin, TransformerMixin, BaseEstimator):
                     f"init: the medoids are row indices in [0, {X.shape[0]}), got {given}"
                 )
             init = None
-        p = params(self, init=init, medoids_init=given)
-        if precomputed:
+        p = params(self, init=init, medoids_init=given, method={"alternate": "alternating"}.get(self.method, self.method))
+        if precomputed or D is not None:
             p["metric"] = "precomputed"
         metric = p["metric"]
-        out = _clustr.kmedoids_fit(rows(X), p, w)
+        out = _clustr.kmedoids_fit(rows(X if D is None else D), p, w)
         self.backend_ = out["backend"]
         self.medoid_indices_ = out["medoid_indices"]
         self.labels_ = out["labels"]
@@ -729,8 +919,20 @@ class KMedoids(ClusterMixin, TransformerMixin, BaseEstimator):
         self.n_swaps_ = int(out["n_swaps"])
         self.converged_ = bool(out["converged"])
         self.cluster_centers_ = None if precomputed else X[self.medoid_indices_]
-        self._metric = metric
+        self._metric = metric if D is None else "foreign"
         return self
+
+    def _least_sums(self, X, is_matrix):
+        """scikit-learn-extra's "heuristic" start: the k rows of least dissimilarity sum (by
+        blocks of rows: no n × n matrix beyond a given one)."""
+        if is_matrix:
+            sums = np.asarray(X.sum(axis=1)).ravel()
+        else:
+            name = Metric(self.metric, self.p).name
+            dense = X.toarray() if sp.issparse(X) else X
+            sums = np.concatenate([pairwise(dense[a:a + 1024], dense, name, n_threads(self)).sum(axis=1)
+                                   for a in range(0, len(dense), 1024)])
+        return [int(i) for i in np.argsort(sums, kind="stable")[: self.n_clusters]]
 
     def fit_predict(self, X, y=None, sample_weight=None):
         return self.fit(X, sample_weight=sample_weight).labels_
@@ -739,6 +941,9 @@ class KMedoids(ClusterMixin, TransformerMixin, BaseEstimator):
         """Dissimilarities of X's rows to the medoids (n × k), and their nearest medoid."""
         check_is_fitted(self)
         X = points(self, X, reset=False, accept_sparse=sparse_rows_metric(self._metric))
+        if self._foreign is not None:
+            d = self._foreign.distances(X, self.cluster_centers_)
+            return d, np.argmin(d, axis=1).astype(np.int64)
         if self._metric == "precomputed":
             d = X[:, self.medoid_indices_]
             return d, np.argmin(d, axis=1).astype(np.int64)
@@ -754,7 +959,7 @@ class KMedoids(ClusterMixin, TransformerMixin, BaseEstimator):
     def predict(self, X):
         """The nearest medoid of each new point (lowest index on ties)."""
         check_is_fitted(self)
-        if self._metric == "precomputed" or sp.issparse(X) or sp.issparse(self.cluster_centers_):
+        if self._metric in ("precomputed", "foreign") or sp.issparse(X) or sp.issparse(self.cluster_centers_):
             return self._to_medoids(X)[1]
         X = points(self, X, reset=False)
         return nearest(X, self.cluster_centers_, self._metric, n_threads(self))[0]
@@ -772,26 +977,34 @@ class DBSCAN(ClusterMixin, BaseEstimator):
     Unlike scikit-learn, the neighbourhoods are never all stored: memory is O(n) beyond the
     spatial index. ``metric`` is a clustr metric (``minkowski`` with ``p``; ``haversine``
     on (latitude, longitude) in degrees with ``eps`` in km, where scikit-learn takes
-    radians); ``algorithm`` chooses the index (``auto``, ``kd_tree``, ``ball_tree``,
-    ``brute``). ``leaf_size``, ``metric_params`` and ``n_jobs`` are not taken
-    (``n_threads`` replaces ``n_jobs``).
+    radians), ``"precomputed"``, or any other metric of scikit-learn's
+    ``pairwise_distances`` or a callable (with ``metric_params``; these are computed into
+    the graph of the pairs within ``eps``, by blocks of rows). ``algorithm`` chooses the
+    index (``auto``, ``kd_tree``, ``ball_tree``, ``brute``; the trees refuse the metrics
+    scikit-learn's trees refuse). ``leaf_size`` is accepted and changes nothing (clustr's
+    trees choose their leaves); ``n_threads`` replaces ``n_jobs``.
     """
 
     _parameter_constraints = {
         "eps": [Interval(numbers.Real, 0.0, None, closed="neither")],
         "min_samples": [Interval(numbers.Integral, 1, None, closed="left")],
-        "metric": [METRICS, StrOptions({"precomputed"})],
+        "metric": ANY_METRIC,
+        "metric_params": [dict, None],
         "algorithm": [StrOptions({"auto", "ball_tree", "kd_tree", "brute"})],
+        "leaf_size": [Interval(numbers.Integral, 1, None, closed="left")],
         "p": [Interval(numbers.Real, 1, None, closed="left"), None],
         "backend": BACKEND,
         "n_threads": THREADS,
     }
 
-    def __init__(self, eps=0.5, *, min_samples=5, metric="euclidean", algorithm="auto", p=None, backend="auto", n_threads=None):
+    def __init__(self, eps=0.5, *, min_samples=5, metric="euclidean", metric_params=None, algorithm="auto",
+                 leaf_size=30, p=None, backend="auto", n_threads=None):
         self.eps = eps
         self.min_samples = min_samples
         self.metric = metric
+        self.metric_params = metric_params
         self.algorithm = algorithm
+        self.leaf_size = leaf_size
         self.p = p
         self.backend = backend
         self.n_threads = n_threads
@@ -809,12 +1022,16 @@ class DBSCAN(ClusterMixin, BaseEstimator):
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None, sample_weight=None):
+        metric = Metric(self.metric, self.p, self.metric_params)
+        if not metric.precomputed:
+            metric.check_algorithm(self.algorithm)
         X = points(self, X, reset=True, accept_sparse=self._sparse_metric())
         w = _weights(sample_weight, X, allow_negative=True)
-        if self.metric == "precomputed":
-            out = _clustr.dbscan_graph_fit(rows(_neighbourhood_graph(X, self.eps)), params(self, metric="euclidean"), w)
+        if metric.native:
+            out = _clustr.dbscan_fit(rows(X), params(self, metric=metric.name), w)
         else:
-            out = _clustr.dbscan_fit(rows(X), params(self), w)
+            graph = _neighbourhood_graph(X, self.eps) if metric.precomputed else metric.within(X, self.eps)
+            out = _clustr.dbscan_graph_fit(rows(graph), params(self, metric="euclidean"), w)
         self.backend_ = out["backend"]
         self.labels_ = out["labels"]
         self.core_sample_indices_ = out["core_sample_indices"]
@@ -837,26 +1054,49 @@ def _neighbourhood_graph(D, eps):
     return sp.csr_matrix((D[r, c], (r, c)), shape=D.shape)
 
 
+# The hdbscan package's algorithm names, as scikit-learn's (clustr's Borůvka runs for each).
+_HDBSCAN_ALGORITHMS = {
+    "best": "auto", "generic": "brute", "prims_kdtree": "kd_tree", "boruvka_kdtree": "kd_tree",
+    "prims_balltree": "ball_tree", "boruvka_balltree": "ball_tree",
+}
+
+
 class HDBSCAN(ClusterMixin, BaseEstimator):
-    """HDBSCAN with scikit-learn's semantics, parameter names and defaults; the spanning tree
-    from Borůvka's algorithm over a k-d/ball tree (memory linear in n, no n × n matrix).
+    """HDBSCAN with scikit-learn's semantics, parameter names and defaults, and the hdbscan
+    package's attributes and methods; the spanning tree from Borůvka's algorithm over a
+    k-d/ball tree (memory linear in n, no n × n matrix).
 
     Labels and ``probabilities_`` are scikit-learn's, with one difference: where two edges of
     the spanning tree weigh the same, scikit-learn orders them by numpy's unstable sort, this
-    by a stable one (the points such a tie decides may differ). ``outlier_scores_`` are the
-    GLOSH scores of the ``hdbscan`` package. ``metric`` as :class:`DBSCAN` (haversine on
-    degrees, in km) or ``"precomputed"``; ``metric_params`` may give ``p`` (minkowski) only;
-    ``algorithm`` chooses the index. ``copy`` and ``leaf_size`` are accepted and change
-    nothing (X is never modified; the trees choose their own leaves); ``n_threads`` replaces
-    ``n_jobs``.
+    by a stable one (the points such a tie decides may differ). ``metric`` as :class:`DBSCAN`
+    (haversine on degrees, in km; a metric clustr does not compute, with ``metric_params``,
+    through an n × n matrix) or ``"precomputed"`` (a dense matrix, or a sparse one whose
+    stored entries are the known distances, as scikit-learn: each point needs
+    ``min_samples`` of them and the graph one component). ``algorithm`` chooses the index
+    (the hdbscan package's names too: ``best``, ``generic``, ``prims_kdtree``, ...).
+    ``copy``, ``leaf_size``, ``memory``, ``approx_min_span_tree``, ``gen_min_span_tree`` and
+    ``core_dist_n_jobs`` are accepted and change nothing (X is never modified; the trees
+    choose their leaves; nothing is cached; the spanning tree is always exact and kept);
+    ``n_threads`` replaces ``n_jobs``. Keyword arguments beyond these are the metric's (the
+    hdbscan package's ``**kwargs``), kept in ``metric_params``. The hdbscan package's
+    ``cluster_selection_epsilon_max`` is taken (excess of mass selects no cluster born above
+    that distance).
+
+    ``min_samples`` counts the point itself, as scikit-learn's; the hdbscan package counts
+    it without (its ``min_samples=m`` is ``m + 1`` here). Left unset it is
+    ``min_cluster_size``, at most n.
 
     As scikit-learn, rows with an infinite value are labelled −2 and rows with a NaN −3, the
-    others fitted without them (``single_linkage_tree_`` then numbers the finite rows only);
-    their probability is 0 (scikit-learn gives a NaN row NaN: clustr presents no NaN) and
-    their ``outlier_scores_`` 1, the most outlying.
-    ``store_centers`` ("centroid", "medoid", "both") sets ``centroids_`` (each cluster's
-    mean weighted by ``probabilities_``) and ``medoids_`` (its row of least
-    probability-weighted distance sum, under the metric), as scikit-learn's;
+    others fitted without them (the trees then number the finite rows only); their
+    probability is 0 (scikit-learn gives a NaN row NaN: clustr presents no NaN) and their
+    ``outlier_scores_`` 1, the most outlying. (The hdbscan package labels both −1.)
+
+    Fitted, beyond scikit-learn's ``labels_`` and ``probabilities_``: the hdbscan package's
+    ``outlier_scores_`` (GLOSH), ``cluster_persistence_``, ``condensed_tree_``,
+    ``single_linkage_tree_`` (also usable as its linkage matrix) and
+    ``minimum_spanning_tree_`` (see ``clustr._trees``: numpy, pandas, networkx, plots).
+    ``store_centers`` ("centroid", "medoid", "both") sets ``centroids_`` and ``medoids_`` as
+    scikit-learn's, from ``weighted_cluster_centroid`` and ``weighted_cluster_medoid``;
     ``dbscan_clustering(cut_distance, min_cluster_size)`` cuts the single-linkage tree as
     scikit-learn's.
     """
@@ -865,10 +1105,12 @@ class HDBSCAN(ClusterMixin, BaseEstimator):
         "min_cluster_size": [Interval(numbers.Integral, 2, None, closed="left")],
         "min_samples": [Interval(numbers.Integral, 1, None, closed="left"), None],
         "cluster_selection_epsilon": [Interval(numbers.Real, 0, None, closed="left")],
-        "max_cluster_size": [Interval(numbers.Integral, 1, None, closed="left"), None],
-        "metric": [METRICS, StrOptions({"precomputed"})],
+        "cluster_selection_epsilon_max": [Interval(numbers.Real, 0, np.inf, closed="right")],
+        # (0: no limit, the hdbscan package's default)
+        "max_cluster_size": [Interval(numbers.Integral, 0, None, closed="left"), None],
+        "metric": ANY_METRIC,
         "alpha": [Interval(numbers.Real, 0, None, closed="neither")],
-        "algorithm": [StrOptions({"auto", "brute", "kd_tree", "ball_tree"})],
+        "algorithm": [StrOptions({"auto", "brute", "kd_tree", "ball_tree"} | set(_HDBSCAN_ALGORITHMS))],
         "cluster_selection_method": [StrOptions({"eom", "leaf"})],
         "allow_single_cluster": ["boolean"],
         "p": [Interval(numbers.Real, 1, None, closed="left"), None],
@@ -876,6 +1118,10 @@ class HDBSCAN(ClusterMixin, BaseEstimator):
         "leaf_size": [Interval(numbers.Integral, 1, None, closed="left")],
         "store_centers": [None, StrOptions({"centroid", "medoid", "both"})],
         "copy": ["boolean"],
+        "memory": [None, str, HasMethods("cache")],
+        "approx_min_span_tree": ["boolean"],
+        "gen_min_span_tree": ["boolean"],
+        "core_dist_n_jobs": [numbers.Integral, None],
         "backend": BACKEND,
         "n_threads": THREADS,
     }
@@ -896,8 +1142,17 @@ class HDBSCAN(ClusterMixin, BaseEstimator):
         store_centers=None,
         copy=False,
         p=None,
+        memory=None,
+        approx_min_span_tree=True,
+        gen_min_span_tree=False,
+        core_dist_n_jobs=None,
+        cluster_selection_epsilon_max=float("inf"),
         backend="auto", n_threads=None,
+        **kwargs,
     ):
+        if kwargs and (metric_params is None or isinstance(metric_params, dict)):
+            # (the hdbscan package's metric keywords, where get_params and clone see them)
+            metric_params = {**(metric_params or {}), **kwargs}
         self.metric_params = metric_params
         self.leaf_size = leaf_size
         self.store_centers = store_centers
@@ -912,20 +1167,32 @@ class HDBSCAN(ClusterMixin, BaseEstimator):
         self.cluster_selection_method = cluster_selection_method
         self.allow_single_cluster = allow_single_cluster
         self.p = p
+        self.memory = memory
+        self.approx_min_span_tree = approx_min_span_tree
+        self.gen_min_span_tree = gen_min_span_tree
+        self.core_dist_n_jobs = core_dist_n_jobs
+        self.cluster_selection_epsilon_max = cluster_selection_epsilon_max
         self.backend = backend
         self.n_threads = n_threads
 
-    def _p(self):
-        """Minkowski's p, from ``p`` or ``metric_params``."""
-        extra = dict(self.metric_params or {})
-        p = extra.pop("p", self.p)
+    def set_params(self, **params):
+        """scikit-learn's ``set_params``; a key that is not a parameter is the metric's, as in
+        ``__init__`` (the hdbscan package's ``**kwargs``), kept in ``metric_params``."""
+        known = self.get_params(deep=False)
+        extra = {k: params.pop(k) for k in list(params) if k not in known and "__" not in k}
         if extra:
-            raise ValueError(f"metric_params: only p is taken, got {sorted(extra)}")
-        return p
+            given = params.get("metric_params", self.metric_params)
+            params["metric_params"] = {**given, **extra} if isinstance(given, dict) else extra if given is None else given
+        return super().set_params(**params)
+
+    def _metric(self):
+        return Metric(self.metric, self.p, self.metric_params)
 
     def _sparse_metric(self):
-        """Whether the metric is one computed on sparse rows."""
-        return sparse_rows_metric(self.metric, self._p())
+        """Whether the metric takes sparse input: computed on sparse rows, or a sparse
+        precomputed matrix."""
+        metric = self._metric()
+        return metric.precomputed or (metric.native and sparse_rows_metric(metric.name))
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -939,38 +1206,27 @@ class HDBSCAN(ClusterMixin, BaseEstimator):
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
-        precomputed = self.metric == "precomputed"
+        metric = self._metric()
+        precomputed = metric.precomputed
+        algorithm = _HDBSCAN_ALGORITHMS.get(self.algorithm, self.algorithm)
         if precomputed and self.store_centers is not None:
             raise ValueError("Cannot store centers when using a precomputed distance matrix.")
         X = points(self, X, reset=True, accept_sparse=self._sparse_metric(), finite=False)
+        metric.check_algorithm(algorithm, callable_ball_tree=False)
+        if sp.issparse(X) and not precomputed and algorithm not in ("auto", "brute"):
+            raise ValueError("Sparse data matrices only support algorithm `brute`.")
         if X.shape[0] == 1:
             raise ValueError("n_samples=1 while HDBSCAN requires more than one sample")
-        # (scikit-learn's messages, which its tests match)
-        min_samples = self.min_cluster_size if self.min_samples is None else self.min_samples
+        # (scikit-learn's messages, which its tests match; a min_samples taken from
+        # min_cluster_size is at most n, as the hdbscan package's: all noise, not an error
+        # about a parameter not given)
+        min_samples = min(self.min_cluster_size, X.shape[0]) if self.min_samples is None else self.min_samples
         if min_samples > X.shape[0]:
             raise ValueError(
                 f"min_samples ({min_samples}) must be at most the number of samples in X ({X.shape[0]})"
             )
         if precomputed:
-            if self.algorithm not in ("auto", "brute"):
-                raise ValueError(f"precomputed is not a valid metric for algorithm {self.algorithm!r}")
-            if np.isnan(X).any():
-                raise ValueError("np.nan values found in precomputed-dense (Input contains NaN)")
-            if np.isinf(X).any():
-                # (scikit-learn takes an infinite dissimilarity as no link; clustr refuses it)
-                raise ValueError("a precomputed dissimilarity matrix must be finite (Input contains infinity)")
-            if X.shape[0] != X.shape[1]:
-                raise ValueError(
-                    f"The precomputed distance matrix is expected to be symmetric, however it has "
-                    f"shape {X.shape}. Please verify that the distance matrix was constructed correctly."
-                )
-            if not np.allclose(X, X.T):
-                raise ValueError(
-                    "The precomputed distance matrix is expected to be symmetric, however its "
-                    "values appear to be asymmetric. Please verify that the distance matrix was "
-                    "constructed correctly."
-                )
-            check_non_negative(X, "HDBSCAN (precomputed)")
+            _check_precomputed(X)
         # (rows with inf or NaN set apart, as scikit-learn: a NaN anywhere in a row, an inf and
         # a -inf included, makes it "missing")
         n = X.shape[0]
@@ -979,7 +1235,14 @@ class HDBSCAN(ClusterMixin, BaseEstimator):
         missing, infinite = np.isnan(row_sums), np.isinf(row_sums)
         finite = ~(missing | infinite)
         fitted = X if finite.all() else X[finite]
-        out = _clustr.hdbscan_fit(rows(fitted), params(self, p=self._p()))
+        p = params(self, algorithm=algorithm, metric="precomputed", min_samples=min_samples,
+                   max_cluster_size=self.max_cluster_size or None)
+        if precomputed and sp.issparse(X):
+            out = _sparse_precomputed_fit(X, min_samples, self.alpha, metric.kwargs.get("max_distance", 0.0), p)
+        elif metric.native or precomputed:
+            out = _clustr.hdbscan_fit(rows(fitted), {**p, "metric": metric.name or "precomputed"})
+        else:
+            out = _clustr.hdbscan_fit(metric.distances(fitted), p)
         self.backend_ = out["backend"]
         self.labels_ = np.full(n, -1, dtype=np.int64)
         self.probabilities_ = np.zeros(n)
@@ -989,75 +1252,185 @@ class HDBSCAN(ClusterMixin, BaseEstimator):
         self.labels_[missing] = -3
         self.probabilities_[finite] = out["probabilities"]
         self.outlier_scores_[finite] = out["outlier_scores"]
-        self.single_linkage_tree_ = out["single_linkage_tree"]
-        if self.store_centers is not None:
-            self._store_centers(X)
+        self.single_linkage_tree_ = SingleLinkageTree(out["single_linkage_tree"])
+        self.condensed_tree_ = CondensedTree(out["condensed_tree"], out["selected_clusters"])
+        self.minimum_spanning_tree_ = MinimumSpanningTree(out["minimum_spanning_tree"], None if precomputed else fitted)
+        self.cluster_persistence_ = _persistence(out["condensed_tree"], out["selected_clusters"], out["labels"])
+        self._raw_data = None if precomputed else X
+        k, d = len(self.cluster_persistence_), X.shape[1]
+        if self.store_centers in ("centroid", "both"):
+            self.centroids_ = np.array([self.weighted_cluster_centroid(c) for c in range(k)]).reshape(k, d)
+        if self.store_centers in ("medoid", "both"):
+            self.medoids_ = np.array([self.weighted_cluster_medoid(c) for c in range(k)]).reshape(k, d)
         return self
 
-    def _store_centers(self, X):
-        """``centroids_`` and/or ``medoids_`` of the clusters (scikit-learn's definitions);
-        the medoid's distance sums by blocks of rows (no cluster-size-squared matrix)."""
-        k = int(self.labels_.max()) + 1 if (self.labels_ >= 0).any() else 0
-        centroids, medoids = np.empty((k, X.shape[1])), np.empty((k, X.shape[1]))
-        metric = metric_name(self.metric, self._p())
-        for c in range(k):
-            members = self.labels_ == c
-            data = X[members]
-            data = np.asarray(data.toarray() if sp.issparse(data) else data, dtype=np.float64)
-            strength = self.probabilities_[members]
-            centroids[c] = np.average(data, weights=strength, axis=0)
-            if self.store_centers in ("medoid", "both"):
-                sums = np.concatenate([
-                    pairwise(data[a:a + 1024], data, metric, n_threads(self)) @ strength
-                    for a in range(0, len(data), 1024)
-                ])
-                medoids[c] = data[np.argmin(sums)]
-        if self.store_centers in ("centroid", "both"):
-            self.centroids_ = centroids
-        if self.store_centers in ("medoid", "both"):
-            self.medoids_ = medoids
+    @property
+    def _single_linkage_tree_(self):
+        """The single-linkage tree as scikit-learn's private structured array (its helpers
+        such as ``_condense_tree`` read it)."""
+        m = np.asarray(self.single_linkage_tree_)
+        out = np.empty(len(m), dtype=[("left_node", np.intp), ("right_node", np.intp), ("value", np.float64),
+                                      ("cluster_size", np.intp)])
+        out["left_node"], out["right_node"], out["value"], out["cluster_size"] = m[:, 0], m[:, 1], m[:, 2], m[:, 3]
+        return out
+
+    def _members(self, cluster_id, what):
+        check_is_fitted(self)
+        if cluster_id < 0:
+            raise ValueError(f"Cannot calculate weighted {what} for -1 cluster since it is a noise cluster")
+        if self._raw_data is None:
+            raise ValueError(f"Cannot calculate a weighted {what} from a precomputed distance matrix")
+        members = self.labels_ == cluster_id
+        if not members.any():
+            raise ValueError(f"there is no cluster {cluster_id} (labels are 0 to {self.labels_.max()})")
+        data = self._raw_data[members]
+        data = np.asarray(data.toarray() if sp.issparse(data) else data, dtype=np.float64)
+        return data, self.probabilities_[members]
+
+    def weighted_cluster_centroid(self, cluster_id):
+        """The mean of cluster ``cluster_id``'s points weighted by their membership strength
+        (``probabilities_``; the hdbscan package's and scikit-learn's centroid)."""
+        data, strength = self._members(cluster_id, "centroid")
+        return np.average(data, weights=strength, axis=0)
+
+    def weighted_cluster_medoid(self, cluster_id):
+        """The point of cluster ``cluster_id`` whose distances to the others, weighted by their
+        membership strength, sum least (under the fit's metric; by blocks of rows, no
+        cluster-size-squared matrix)."""
+        data, strength = self._members(cluster_id, "medoid")
+        metric = self._metric()
+        block = (
+            (lambda a: pairwise(data[a:a + 1024], data, metric.name, n_threads(self))) if metric.native
+            else (lambda a: metric.distances(data[a:a + 1024], data))
+        )
+        sums = np.concatenate([block(a) @ strength for a in range(0, len(data), 1024)])
+        return data[np.argmin(sums)]
 
     def dbscan_clustering(self, cut_distance, min_cluster_size=5):
         """The flat clustering of DBSCAN* at ``cut_distance`` (scikit-learn's): the points
         joined by merges of the single-linkage tree below the cut, groups smaller than
         ``min_cluster_size`` noise (−1); rows with inf −2, with NaN −3, as in ``labels_``."""
         check_is_fitted(self)
-        tree = self.single_linkage_tree_
-        m = len(tree) + 1
-        # scikit-learn's union by rank over the merges below the cut (merge i makes node
-        # m + i): its roots decide the clusters' numbering
-        parent, rank = list(range(2 * m - 1)), [0] * (2 * m - 1)
-
-        def find(x):
-            while parent[x] != x:
-                parent[x] = parent[parent[x]]
-                x = parent[x]
-            return x
-
-        for i, (left, right, distance, _) in enumerate(tree):
-            if distance < cut_distance:
-                for x in (int(left), int(right)):
-                    a, b = find(x), find(m + i)
-                    if rank[a] < rank[b]:
-                        parent[a] = b
-                    elif rank[a] > rank[b]:
-                        parent[b] = a
-                    else:
-                        parent[b] = a
-                        rank[a] += 1
-        root = np.array([find(i) for i in range(m)], dtype=np.int64)
-        roots, sizes = np.unique(root, return_counts=True)
-        big = roots[sizes >= min_cluster_size]
-        numbered = np.full(2 * m - 1, -1)
-        numbered[big] = np.arange(len(big))
         labels = np.full(len(self.labels_), -1, dtype=np.int64)
-        labels[self.labels_ > -2] = numbered[root]
+        labels[self.labels_ > -2] = _cut_single_linkage(np.asarray(self.single_linkage_tree_), cut_distance, min_cluster_size)
         labels[self.labels_ == -2] = -2
         labels[self.labels_ == -3] = -3
         return labels
 
     def fit_predict(self, X, y=None):
         return self.fit(X).labels_
+
+
+def _check_precomputed(D):
+    """A precomputed distance matrix (dense or sparse) as scikit-learn's HDBSCAN takes it, with
+    its messages."""
+    if not sp.issparse(D) and np.isnan(D).any():
+        raise ValueError("np.nan values found in precomputed-dense (Input contains NaN)")
+    values = D.data if sp.issparse(D) else D
+    if np.isinf(values).any():
+        # (scikit-learn takes an infinite dissimilarity as no link; clustr refuses it)
+        raise ValueError("a precomputed dissimilarity matrix must be finite (Input contains infinity)")
+    if D.shape[0] != D.shape[1]:
+        raise ValueError(
+            f"The precomputed distance matrix is expected to be symmetric, however it has "
+            f"shape {D.shape}. Please verify that the distance matrix was constructed correctly."
+        )
+    asymmetric = abs(D - D.T).max() > 1e-8 + 1e-5 * abs(D).max() if sp.issparse(D) else not np.allclose(D, D.T)
+    if asymmetric:
+        raise ValueError(
+            "The precomputed distance matrix is expected to be symmetric, however its "
+            "values appear to be asymmetric. Please verify that the distance matrix was "
+            "constructed correctly."
+        )
+    check_non_negative(D, "HDBSCAN (precomputed)")
+
+
+def _sparse_precomputed_fit(D, min_samples, alpha, max_distance, p):
+    """HDBSCAN on a sparse distance matrix whose stored entries are the known distances
+    (scikit-learn's semantics and messages): the core distance of a point is its
+    ``min_samples``-th smallest stored entry, the mutual reachability of the stored pairs
+    (``max_distance`` in place of an infinite one) gives scipy's minimum spanning tree, and
+    the hierarchy is built on that tree."""
+    D = sp.csr_matrix(D, dtype=np.float64, copy=True)
+    D.sum_duplicates()
+    D.data /= alpha
+    n, counts = D.shape[0], np.diff(D.indptr)
+    if (counts < min_samples).any():
+        raise ValueError(
+            f"There exists points with fewer than {min_samples} neighbors. Ensure your distance matrix has "
+            f"non-zero values for at least `min_sample`={min_samples} neighbors for each points (i.e. K-nn graph), "
+            "or specify a `max_distance` in `metric_params` to use when distances are missing."
+        )
+    core = np.array([np.partition(D.data[a:b], min_samples - 1)[min_samples - 1]
+                     for a, b in zip(D.indptr[:-1], D.indptr[1:])])
+    rows_of = np.repeat(np.arange(n), counts)
+    reach = np.maximum(np.maximum(core[rows_of], core[D.indices]), D.data)
+    if max_distance > 0:
+        reach[~np.isfinite(reach)] = max_distance
+    graph = sp.csr_matrix((reach, D.indices, D.indptr), shape=D.shape)
+    n_components = csgraph.connected_components(graph, directed=False, return_labels=False)
+    if n_components > 1:
+        raise ValueError(
+            f"Sparse mutual reachability matrix has {n_components} connected components. HDBSCAN cannot be "
+            "performed on a disconnected graph. Ensure that the sparse distance matrix has only one connected "
+            "component."
+        )
+    tree = csgraph.minimum_spanning_tree(graph).tocoo()
+    if len(tree.data) != n - 1:
+        # (scipy drops the edges of weight 0: zero distances between distinct points)
+        raise ValueError("the sparse distance matrix has zero distances between distinct points; "
+                         "give them as a small positive value or use a dense matrix")
+    return _clustr.hdbscan_tree_fit(n, (tree.row.astype(np.int64), tree.col.astype(np.int64), tree.data), core, p)
+
+
+def _persistence(condensed, selected, labels):
+    """The hdbscan package's ``cluster_persistence_``: each selected cluster's stability over
+    (its size × the tree's largest lambda), 1 where that lambda is infinite or 0."""
+    parent, lam, size = condensed[:, 0].astype(np.int64), condensed[:, 2], condensed[:, 3]
+    child = condensed[:, 1].astype(np.int64)
+    birth = dict(zip(child, lam))
+    root = parent.min() if len(parent) else 0
+    out = np.ones(len(selected))
+    lam_max = lam.max() if len(lam) else 0.0
+    counts = np.bincount(labels[labels >= 0], minlength=len(selected))
+    for i, c in enumerate(selected):
+        rows = parent == c
+        stability = ((lam[rows] - (0.0 if c == root else birth[c])) * size[rows]).sum()
+        if np.isfinite(lam_max) and lam_max > 0 and counts[i] > 0:
+            out[i] = stability / (counts[i] * lam_max)
+    return out
+
+
+def _cut_single_linkage(tree, cut_distance, min_cluster_size):
+    """The flat clustering of a single-linkage tree (scipy's layout) at ``cut_distance``:
+    scikit-learn's union by rank over the merges below the cut (merge i makes node m + i),
+    whose roots number the clusters; groups smaller than ``min_cluster_size`` are noise."""
+    m = len(tree) + 1
+    parent, rank = list(range(2 * m - 1)), [0] * (2 * m - 1)
+
+    def find(x):
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for i, (left, right, distance, _) in enumerate(tree):
+        if distance < cut_distance:
+            for x in (int(left), int(right)):
+                a, b = find(x), find(m + i)
+                if rank[a] < rank[b]:
+                    parent[a] = b
+                elif rank[a] > rank[b]:
+                    parent[b] = a
+                else:
+                    parent[b] = a
+                    rank[a] += 1
+    root = np.array([find(i) for i in range(m)], dtype=np.int64)
+    roots, sizes = np.unique(root, return_counts=True)
+    big = roots[sizes >= min_cluster_size]
+    numbered = np.full(2 * m - 1, -1)
+    numbered[big] = np.arange(len(big))
+    return numbered[root]
 
 
 class OPTICS(ClusterMixin, BaseEstimator):
@@ -1067,8 +1440,10 @@ class OPTICS(ClusterMixin, BaseEstimator):
     n as in scikit-learn. Memory is O(n) beyond the spatial index. ``metric`` as
     :class:`DBSCAN`, ``"precomputed"`` included (a dense distance matrix, or a sparse
     neighbourhood graph whose stored entries are the neighbours: a point with fewer than
-    ``min_samples`` of them is not a core point, where scikit-learn raises); ``leaf_size``,
-    ``metric_params``, ``memory`` and ``n_jobs`` are not taken.
+    ``min_samples`` of them is not a core point, where scikit-learn raises); a metric
+    clustr does not compute (with ``metric_params``) gives the graph of the pairs within
+    ``max_eps``. ``leaf_size`` and ``memory`` are accepted and change nothing (clustr's
+    trees choose their leaves; nothing is cached); ``n_threads`` replaces ``n_jobs``.
     """
 
     _parameter_constraints = {
@@ -1077,8 +1452,9 @@ class OPTICS(ClusterMixin, BaseEstimator):
             Interval(numbers.Real, 0, 1, closed="both"),
         ],
         "max_eps": [Interval(numbers.Real, 0, None, closed="both")],
-        "metric": [METRICS, StrOptions({"precomputed"})],
+        "metric": ANY_METRIC,
         "p": [Interval(numbers.Real, 1, None, closed="left")],
+        "metric_params": [dict, None],
         "cluster_method": [StrOptions({"dbscan", "xi"})],
         "eps": [Interval(numbers.Real, 0, None, closed="both"), None],
         "xi": [Interval(numbers.Real, 0, 1, closed="both")],
@@ -1089,6 +1465,8 @@ class OPTICS(ClusterMixin, BaseEstimator):
             None,
         ],
         "algorithm": [StrOptions({"auto", "brute", "ball_tree", "kd_tree"})],
+        "leaf_size": [Interval(numbers.Integral, 1, None, closed="left")],
+        "memory": [str, HasMethods("cache"), None],
         "backend": BACKEND,
         "n_threads": THREADS,
     }
@@ -1100,24 +1478,30 @@ class OPTICS(ClusterMixin, BaseEstimator):
         max_eps=np.inf,
         metric="minkowski",
         p=2,
+        metric_params=None,
         cluster_method="xi",
         eps=None,
         xi=0.05,
         predecessor_correction=True,
         min_cluster_size=None,
         algorithm="auto",
+        leaf_size=30,
+        memory=None,
         backend="auto", n_threads=None,
     ):
         self.min_samples = min_samples
         self.max_eps = max_eps
         self.metric = metric
         self.p = p
+        self.metric_params = metric_params
         self.cluster_method = cluster_method
         self.eps = eps
         self.xi = xi
         self.predecessor_correction = predecessor_correction
         self.min_cluster_size = min_cluster_size
         self.algorithm = algorithm
+        self.leaf_size = leaf_size
+        self.memory = memory
         self.backend = backend
         self.n_threads = n_threads
 
@@ -1145,7 +1529,20 @@ class OPTICS(ClusterMixin, BaseEstimator):
     def fit(self, X, y=None, sample_weight=None):
         # (one sample passes validation: the min_samples check below refuses it with
         # scikit-learn's message)
-        X = points(self, X, reset=True, accept_sparse=self._sparse_metric())
+        metric = Metric(self.metric, self.p, self.metric_params)
+        if not metric.precomputed:
+            metric.check_algorithm(self.algorithm)
+        dtype = (np.float64, np.float32)
+        if isinstance(self.metric, str) and self.metric in PAIRWISE_BOOLEAN_FUNCTIONS:
+            # (scikit-learn's OPTICS computes boolean metrics on boolean data)
+            dtype = (bool,)
+            if getattr(X, "dtype", None) != bool:
+                warnings.warn(
+                    f"Data will be converted to boolean for metric {self.metric}, to avoid this warning, "
+                    "you may convert the data prior to calling fit.",
+                    DataConversionWarning,
+                )
+        X = points(self, X, reset=True, dtype=dtype, accept_sparse=self._sparse_metric())
         n = X.shape[0]
         min_samples = self._count(self.min_samples, n)
         if min_samples > n:
@@ -1161,15 +1558,15 @@ class OPTICS(ClusterMixin, BaseEstimator):
         if self.cluster_method == "dbscan" and self.eps is not None and self.eps > self.max_eps:
             raise ValueError(f"Specify an epsilon smaller than {self.max_eps}. Got {self.eps}.")
         w = _weights(sample_weight, X)
-        if self.metric == "precomputed":
+        if metric.native:
+            p = params(self, metric=metric.name, min_samples=min_samples, min_cluster_size=min_cluster_size)
+            out = _clustr.optics_fit(rows(X), p, w)
+        else:
             # (a dense matrix: its entries within max_eps; a sparse one: its stored entries,
             # each point its own neighbour at its diagonal value, as scikit-learn)
-            graph = rows(_neighbourhood_graph(X, self.max_eps))
+            graph = _neighbourhood_graph(X, self.max_eps) if metric.precomputed else metric.within(X, self.max_eps)
             p = params(self, metric="euclidean", min_samples=min_samples, min_cluster_size=min_cluster_size)
-            out = _clustr.optics_graph_fit(graph, p, w)
-        else:
-            p = params(self, min_samples=min_samples, min_cluster_size=min_cluster_size)
-            out = _clustr.optics_fit(rows(X), p, w)
+            out = _clustr.optics_graph_fit(rows(graph), p, w)
         self.backend_ = out["backend"]
         self.ordering_ = out["ordering"]
         self.reachability_ = out["reachability"]

@@ -15,7 +15,7 @@
 //! layer makes them so) and go out as new numpy arrays.
 
 use clustr::density::hdbscan::linkage_matrix;
-use clustr::density::{Dbscan, Extraction, Hdbscan, IndexKind, Optics};
+use clustr::density::{CondensedRow, Dbscan, Edge, Extraction, Hdbscan, HdbscanModel, IndexKind, Optics};
 use clustr::kernel::{
     Bandwidth, IpRffMkpkm, PowerInit, PowerKMeans, RandomFourierFeatures, RffKpkm, Schedule,
 };
@@ -100,17 +100,66 @@ pub(crate) fn run<T: Send>(
     n_threads: usize,
     work: impl FnOnce(ProgressFn) -> clustr::Result<T> + Send,
 ) -> PyResult<T> {
+    run_reporting(py, n_threads, None, work)
+}
+
+/// A fit's progress as the worker saw it, for the Python layer's `verbose`.
+enum Event {
+    /// The fit entered a phase (`"init"`: a new initialisation).
+    Phase(String),
+    /// A step: its number and the objective after it.
+    Step(usize, Option<f64>),
+}
+
+/// [`run`], and with `report` the fit's progress handed to it on the Python thread as it
+/// happens: `report("init", 0, None)` when a phase begins, `report("step", i, objective)`
+/// after each step (at most 50 ms late, in order).
+pub(crate) fn run_reporting<T: Send>(
+    py: Python<'_>,
+    n_threads: usize,
+    report: Option<Bound<'_, PyAny>>,
+    work: impl FnOnce(ProgressFn) -> clustr::Result<T> + Send,
+) -> PyResult<T> {
     let pool = pool(n_threads)?;
     let stop = Arc::new(AtomicBool::new(false));
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let record = report.is_some();
     let progress = {
         let stop = Arc::clone(&stop);
-        ProgressFn::cancellable(move |_| {
+        let (steps, phases) = (Arc::clone(&events), Arc::clone(&events));
+        ProgressFn::cancellable(move |p| {
+            if record {
+                steps
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .push(Event::Step(p.iteration, p.objective));
+            }
             if stop.load(Ordering::Relaxed) {
                 Err(Error::Interrupted)
             } else {
                 Ok(())
             }
         })
+        .with_phases(move |phase| {
+            if record {
+                phases
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .push(Event::Phase(phase.into()));
+            }
+        })
+    };
+    // Hands the events so far to `report`.
+    let drain = || -> PyResult<()> {
+        let Some(report) = &report else { return Ok(()) };
+        let taken = std::mem::take(&mut *events.lock().unwrap_or_else(|e| e.into_inner()));
+        for e in taken {
+            match e {
+                Event::Phase(name) => report.call1((name, 0usize, None::<f64>))?,
+                Event::Step(i, objective) => report.call1(("step", i, objective))?,
+            };
+        }
+        Ok(())
     };
     let (tx, mut rx) = mpsc::channel();
     std::thread::scope(|s| {
@@ -124,6 +173,12 @@ pub(crate) fn run<T: Send>(
         loop {
             let (got, back) = py.detach(move || (rx.recv_timeout(Duration::from_millis(50)), rx));
             rx = back;
+            if interrupt.is_none() {
+                if let Err(e) = drain() {
+                    stop.store(true, Ordering::Relaxed);
+                    interrupt = Some(e);
+                }
+            }
             match got {
                 Ok(out) => {
                     return match (interrupt, out) {
@@ -194,6 +249,11 @@ impl<'py> Params<'py> {
 
     fn n_threads(&self) -> PyResult<usize> {
         self.get("n_threads")?.extract()
+    }
+
+    /// The callable the fit's progress is reported to (`verbose`), if the Python layer gave one.
+    fn report(&self) -> PyResult<Option<Bound<'py, PyAny>>> {
+        Ok(self.0.get_item("report")?.filter(|r| !r.is_none()))
     }
 
     fn seed(&self) -> PyResult<u64> {
@@ -660,7 +720,8 @@ fn mixture(kind: &str, (weights, means, covs): MixtureParts<'_>) -> PyResult<Mix
 }
 
 /// Gaussian mixture by EM. `start` = (weights, means, covariances) starts EM from these
-/// parameters; `means_init` alone starts from these means.
+/// parameters, its first improvement measured from `start_lower_bound`; `responsibilities`
+/// (n × k) starts from the M-step of these; otherwise `init_params` draws the start.
 #[pyfunction]
 fn gmm_fit<'py>(
     py: Python<'py>,
@@ -672,15 +733,17 @@ fn gmm_fit<'py>(
     let (_, ran_on) = p.backend("gmm")?;
     let covariance_type_name = p.string("covariance_type")?;
     let start = p.get("start")?.extract::<Option<MixtureParts<'py>>>()?;
-    let means_init = p
-        .get("means_init")?
+    let responsibilities = p
+        .get("responsibilities")?
         .extract::<Option<PyReadonlyArray2<'py, f64>>>()?;
-    let init = match (start, means_init) {
-        (Some(parts), _) => GmmInit::WarmStart(Box::new(GaussianMixtureModel::from_mixture(mixture(
-            &covariance_type_name,
-            parts,
-        )?))),
-        (None, Some(m)) => GmmInit::Means(m.as_array().to_owned()),
+    let init = match (start, responsibilities) {
+        (Some(parts), _) => {
+            let mut model = GaussianMixtureModel::from_mixture(mixture(&covariance_type_name, parts)?);
+            // (a warm start measures its first improvement from the previous fit's bound)
+            model.lower_bound = p.get("start_lower_bound")?.extract()?;
+            GmmInit::WarmStart(Box::new(model))
+        }
+        (None, Some(r)) => GmmInit::Responsibilities(r.as_array().to_owned()),
         (None, None) => match p.string("init_params")?.as_str() {
             "kmeans" => GmmInit::KMeans,
             "k-means++" => GmmInit::KMeansPlusPlus,
@@ -702,7 +765,7 @@ fn gmm_fit<'py>(
     }
     let n_threads = p.n_threads()?;
     let v = x.as_array();
-    let m = run(py, n_threads, |p| est.progress(p).fit(&v))?;
+    let m = run_reporting(py, n_threads, p.report()?, |p| est.progress(p).fit(&v))?;
     let mix = m.mixture;
     out(
         py,
@@ -964,14 +1027,7 @@ fn hdbscan_fit<'py>(
 ) -> PyResult<Bound<'py, PyDict>> {
     let p = Params(params);
     let (_, ran_on) = p.backend("hdbscan")?;
-    let mut est = Hdbscan::new(p.get("min_cluster_size")?.extract()?)
-        .cluster_selection_epsilon(p.get("cluster_selection_epsilon")?.extract()?)
-        .alpha(p.get("alpha")?.extract()?)
-        .cluster_selection_method(p.string("cluster_selection_method")?.parse().map_err(to_py)?)
-        .allow_single_cluster(p.get("allow_single_cluster")?.extract()?)
-        .index(index(&p.string("algorithm")?)?);
-    est.min_samples = p.get("min_samples")?.extract()?;
-    est.max_cluster_size = p.get("max_cluster_size")?.extract()?;
+    let est = hdbscan_params(&p)?;
     let metric_name = p.string("metric")?;
     let n_threads = p.n_threads()?;
     let m = match &x {
@@ -983,6 +1039,56 @@ fn hdbscan_fit<'py>(
             with_any_points!(x, v => run(py, n_threads, |p| est.progress(p).fit(&v))?)
         }
     };
+    hdbscan_out(py, m, ran_on)
+}
+
+/// HDBSCAN from a spanning tree of the mutual-reachability graph of `n` points (edges
+/// `(a[i], b[i], w[i])`) and their core distances: scikit-learn's sparse precomputed path.
+#[pyfunction]
+fn hdbscan_tree_fit<'py>(
+    py: Python<'py>,
+    n: usize,
+    edges: (Vec<usize>, Vec<usize>, Vec<f64>),
+    core_distances: Vec<f64>,
+    params: Bound<'py, PyDict>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let p = Params(params);
+    let (_, ran_on) = p.backend("hdbscan")?;
+    let est = hdbscan_params(&p)?;
+    let (a, b, w) = edges;
+    if a.len() != b.len() || a.len() != w.len() {
+        return Err(PyValueError::new_err(
+            "the edges' ends and weights differ in length",
+        ));
+    }
+    let edges = a
+        .into_iter()
+        .zip(b)
+        .zip(w)
+        .map(|((a, b), w)| Edge { a, b, w })
+        .collect();
+    let m = run(py, p.n_threads()?, |_| {
+        est.fit_spanning_tree(n, edges, core_distances)
+    })?;
+    hdbscan_out(py, m, ran_on)
+}
+
+/// HDBSCAN's parameters from the Python layer's dict.
+fn hdbscan_params(p: &Params<'_>) -> PyResult<Hdbscan> {
+    let mut est = Hdbscan::new(p.get("min_cluster_size")?.extract()?)
+        .cluster_selection_epsilon(p.get("cluster_selection_epsilon")?.extract()?)
+        .cluster_selection_epsilon_max(p.get("cluster_selection_epsilon_max")?.extract()?)
+        .alpha(p.get("alpha")?.extract()?)
+        .cluster_selection_method(p.string("cluster_selection_method")?.parse().map_err(to_py)?)
+        .allow_single_cluster(p.get("allow_single_cluster")?.extract()?)
+        .index(index(&p.string("algorithm")?)?);
+    est.min_samples = p.get("min_samples")?.extract()?;
+    est.max_cluster_size = p.get("max_cluster_size")?.extract()?;
+    Ok(est)
+}
+
+/// A fitted HDBSCAN as the Python layer reads it.
+fn hdbscan_out<'py>(py: Python<'py>, m: HdbscanModel, ran_on: &str) -> PyResult<Bound<'py, PyDict>> {
     out(
         py,
         vec![
@@ -994,8 +1100,34 @@ fn hdbscan_fit<'py>(
                 "single_linkage_tree",
                 arr2(py, linkage_matrix(&m.single_linkage_tree)),
             ),
+            (
+                "condensed_tree",
+                arr2(py, condensed_tree_matrix(&m.condensed_tree)),
+            ),
+            (
+                "minimum_spanning_tree",
+                arr2(py, edge_matrix(&m.minimum_spanning_tree)),
+            ),
+            ("core_distances", m.core_distances.into_pyarray(py).into_any()),
+            ("selected_clusters", arr1(py, indices(&m.selected_clusters))),
         ],
     )
+}
+
+/// The condensed tree as rows (parent, child, lambda, child size), the hdbscan package's
+/// `condensed_tree_.to_numpy()` columns.
+fn condensed_tree_matrix(tree: &[CondensedRow]) -> Array2<f64> {
+    Array2::from_shape_fn((tree.len(), 4), |(i, j)| {
+        let r = &tree[i];
+        [r.parent as f64, r.child as f64, r.lambda, r.size as f64][j]
+    })
+}
+
+/// Spanning-tree edges as rows (one end, the other end, weight).
+fn edge_matrix(edges: &[Edge]) -> Array2<f64> {
+    Array2::from_shape_fn((edges.len(), 3), |(i, j)| {
+        [edges[i].a as f64, edges[i].b as f64, edges[i].w][j]
+    })
 }
 
 /// OPTICS on dense or sparse points; `min_samples` and `min_cluster_size` as counts (the
@@ -1276,6 +1408,7 @@ fn _clustr(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(kmedoids_fit, m)?)?;
     m.add_function(wrap_pyfunction!(dbscan_fit, m)?)?;
     m.add_function(wrap_pyfunction!(hdbscan_fit, m)?)?;
+    m.add_function(wrap_pyfunction!(hdbscan_tree_fit, m)?)?;
     m.add_function(wrap_pyfunction!(optics_fit, m)?)?;
     m.add_function(wrap_pyfunction!(optics_graph_fit, m)?)?;
     m.add_function(wrap_pyfunction!(power_kmeans_fit, m)?)?;

@@ -179,8 +179,10 @@ def test_iris_runs_end_to_end():
 def test_gmm_integer_weights_equal_repeated_rows(blobs):
     w = np.arange(len(blobs)) % 3
     repeated = np.repeat(blobs, w, axis=0)
+    # (from a given start: the start init_params draws is unweighted)
     means = blobs[[0, 10, 20, 30, 40]]
-    kw = dict(means_init=means, tol=1e-8, max_iter=500)
+    precisions = np.repeat(np.eye(blobs.shape[1])[None], 5, axis=0)
+    kw = dict(weights_init=np.full(5, 0.2), means_init=means, precisions_init=precisions, tol=1e-8, max_iter=500)
     weighted = clustr.GaussianMixture(5, **kw).fit(blobs, sample_weight=w)
     copies = clustr.GaussianMixture(5, **kw).fit(repeated)
     assert weighted.lower_bound_ == pytest.approx(copies.lower_bound_, rel=1e-10)
@@ -241,8 +243,11 @@ def test_hdbscan_with_ties_agrees_with_sklearn(blobs):
 
     assert adjusted_rand_score(ref.labels_, ours.labels_) > 0.99
     assert ((ours.outlier_scores_ >= 0) & (ours.outlier_scores_ <= 1)).all()
-    with pytest.raises(ValueError):
-        clustr.HDBSCAN(min_cluster_size=len(blobs) + 1).fit(blobs)
+    # A min_cluster_size above n selects no cluster (min_samples, taken from it, is at most n);
+    # a min_samples above n is an error, as scikit-learn's.
+    assert (clustr.HDBSCAN(min_cluster_size=len(blobs) + 1).fit(blobs).labels_ == -1).all()
+    with pytest.raises(ValueError, match="min_samples"):
+        clustr.HDBSCAN(min_samples=len(blobs) + 1).fit(blobs)
 
 
 def test_kmeans_plusplus_has_sklearns_interface_and_semantics(blobs):

@@ -65,5 +65,5 @@ def test_sklearns_parameters_are_accepted(blobs):
     base = clustr.HDBSCAN().fit(blobs).labels_
     for kw in ({"copy": True}, {"leaf_size": 10}, {"metric": "minkowski", "metric_params": {"p": 2}}):
         np.testing.assert_array_equal(clustr.HDBSCAN(**kw).fit(blobs).labels_, base, err_msg=str(kw))
-    with pytest.raises(ValueError, match="only p"):
+    with pytest.raises(ValueError, match="takes no parameters"):
         clustr.HDBSCAN(metric_params={"w": 1}).fit(blobs)

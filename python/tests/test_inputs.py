@@ -94,7 +94,7 @@ def test_bad_parameters_are_value_errors():
     for est in (
         clustr.KMeans(0), clustr.KMeans(3, algorithm="fast"), clustr.KMedoids(3, method="pam2"),
         clustr.DBSCAN(eps=-1), clustr.GaussianMixture(2, covariance_type="round"),
-        clustr.GaussianMixture(2, weights_init=[0.5, 0.5]), clustr.KMedoids(3, init=[0, 0, 1]),
+        clustr.GaussianMixture(2, weights_init=[0.7, 0.7]), clustr.KMedoids(3, init=[0, 0, 1]),
         clustr.KMeans(3, n_threads=0),
         # Integers beyond 64 bits or negative indices: ValueError, not OverflowError.
         clustr.KMeans(n_clusters=2**64), clustr.KMedoids(init=[-1, 2, 3]),

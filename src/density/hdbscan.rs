@@ -55,6 +55,9 @@ pub struct Hdbscan {
     pub cluster_selection_epsilon: f64,
     /// Largest cluster excess of mass may select (`None`: no limit; ignored by `leaf`).
     pub max_cluster_size: Option<usize>,
+    /// Excess of mass selects no cluster born above this distance, splitting it instead (the
+    /// `hdbscan` package's `cluster_selection_epsilon_max`; default ∞: off; ignored by `leaf`).
+    pub cluster_selection_epsilon_max: f64,
     /// Distance scaling of the mutual reachability (default 1).
     pub alpha: f64,
     /// Excess of mass (default) or leaves.
@@ -84,6 +87,9 @@ pub struct HdbscanModel {
     pub condensed_tree: Vec<CondensedRow>,
     /// The single-linkage tree of the mutual-reachability distance (scipy's layout).
     pub single_linkage_tree: Vec<Merge>,
+    /// The minimum spanning tree of the mutual-reachability distance it is built from: n − 1
+    /// edges by increasing weight (ties in the order of `single_linkage_tree`'s merges).
+    pub minimum_spanning_tree: Vec<Edge>,
     /// Number of clusters.
     pub n_clusters: usize,
     /// The condensed-tree id of each cluster (label l is `selected_clusters[l]`).
@@ -215,6 +221,7 @@ impl Hdbscan {
             min_samples: None,
             cluster_selection_epsilon: 0.0,
             max_cluster_size: None,
+            cluster_selection_epsilon_max: f64::INFINITY,
             alpha: 1.0,
             cluster_selection_method: ClusterSelection::Eom,
             allow_single_cluster: false,
@@ -253,6 +260,11 @@ impl Hdbscan {
         self.max_cluster_size = Some(m);
         self
     }
+    /// Select no cluster born above this distance (excess of mass).
+    pub fn cluster_selection_epsilon_max(mut self, e: f64) -> Self {
+        self.cluster_selection_epsilon_max = e;
+        self
+    }
     /// Distance scaling of the mutual reachability.
     pub fn alpha(mut self, a: f64) -> Self {
         self.alpha = a;
@@ -288,6 +300,14 @@ impl Hdbscan {
                 "cluster_selection_epsilon",
                 e,
                 "must be non-negative and finite",
+            ));
+        }
+        let e = self.cluster_selection_epsilon_max;
+        if e.is_nan() || e <= 0.0 {
+            return Err(Error::param(
+                "cluster_selection_epsilon_max",
+                e,
+                "must be positive (infinity: no limit)",
             ));
         }
         if self.max_cluster_size == Some(0) {
@@ -344,6 +364,59 @@ impl Hdbscan {
         Ok(self.finish(n, core, &edges))
     }
 
+    /// Fits a given spanning tree of the mutual-reachability graph of `n` points, with their
+    /// core distances (scikit-learn's path for a sparse precomputed matrix, whose tree
+    /// scipy computes): `edges` in any order, sorted here by weight (stably).
+    pub fn fit_spanning_tree(
+        &self,
+        n: usize,
+        mut edges: Vec<Edge>,
+        core_distances: Vec<f64>,
+    ) -> Result<HdbscanModel> {
+        if n == 0 {
+            return Err(Error::EmptyInput {
+                what: "a spanning tree of 0 points".into(),
+            });
+        }
+        self.validate(n)?;
+        if edges.len() + 1 != n || core_distances.len() != n {
+            return Err(Error::ShapeMismatch {
+                what: format!("a spanning tree of {n} points: edges and core distances"),
+                expected: format!("{} and {n}", n - 1),
+                got: format!("{} and {}", edges.len(), core_distances.len()),
+            });
+        }
+        // A tree: every edge joins two parts not yet joined.
+        let mut part: Vec<usize> = (0..n).collect();
+        fn root(part: &mut [usize], mut x: usize) -> usize {
+            while part[x] != x {
+                part[x] = part[part[x]];
+                x = part[x];
+            }
+            x
+        }
+        for e in &edges {
+            if e.a >= n || e.b >= n || e.w.is_nan() || e.w < 0.0 {
+                return Err(Error::param(
+                    "spanning tree edge",
+                    format!("({}, {}, {})", e.a, e.b, e.w),
+                    format!("needs ends below {n} and a weight at least 0"),
+                ));
+            }
+            let (ra, rb) = (root(&mut part, e.a), root(&mut part, e.b));
+            if ra == rb {
+                return Err(Error::param(
+                    "spanning tree edge",
+                    format!("({}, {}, {})", e.a, e.b, e.w),
+                    "closes a cycle: the edges are not a tree",
+                ));
+            }
+            part[ra] = rb;
+        }
+        edges.sort_by(|a, b| a.w.total_cmp(&b.w));
+        Ok(self.finish(n, core_distances, &edges))
+    }
+
     /// The model from the core distances and the ordered edges.
     fn finish(&self, n: usize, core_distances: Vec<f64>, edges: &[Edge]) -> HdbscanModel {
         let single_linkage_tree = hierarchy::single_linkage_tree(n, edges);
@@ -353,6 +426,7 @@ impl Hdbscan {
             allow_single_cluster: self.allow_single_cluster,
             epsilon: self.cluster_selection_epsilon,
             max_cluster_size: self.max_cluster_size,
+            epsilon_max: self.cluster_selection_epsilon_max,
         };
         let (labels, probabilities, selected) =
             hierarchy::labels_and_probabilities(&condensed_tree, n, &selection);
@@ -366,6 +440,7 @@ impl Hdbscan {
             selected_clusters: selected,
             condensed_tree,
             single_linkage_tree,
+            minimum_spanning_tree: edges.to_vec(),
         }
     }
 }

@@ -8,8 +8,11 @@
 //!    into two parts of at least `min_cluster_size` points makes two new clusters, a smaller
 //!    part's points fall out of the cluster at λ = 1 / distance;
 //! 3. stability Σ (λ_point − λ_birth) · size per cluster, and the selection: excess of mass
-//!    (a cluster is kept when its stability is at least its children's sum and it holds at
-//!    most `max_cluster_size` points) or the leaves, then `cluster_selection_epsilon`;
+//!    (a cluster is kept when its stability is at least its children's sum, it holds at
+//!    most `max_cluster_size` points and, as the `hdbscan` package's
+//!    `cluster_selection_epsilon_max`, it was born at a distance 1 / λ_birth of at most that;
+//!    the root's distance is the largest 1 / λ of the tree) or the leaves, then
+//!    `cluster_selection_epsilon`;
 //! 4. labels (a point takes its nearest selected ancestor, clusters numbered in increasing
 //!    condensed id), probabilities λ_point / λ_max of the cluster, and GLOSH outlier scores
 //!    (Campello et al., TKDD 2015) as the `hdbscan` package: 1 − λ_point / λ_max of the
@@ -201,6 +204,7 @@ pub(crate) struct Selection {
     pub allow_single_cluster: bool,
     pub epsilon: f64,
     pub max_cluster_size: Option<usize>,
+    pub epsilon_max: f64,
 }
 
 /// The clusters of a condensed tree (ids n.. with the root n), its parent links and rows.
@@ -331,13 +335,24 @@ impl<'a> ClusterTree<'a> {
         if sel.allow_single_cluster {
             size[0] = self.children[0].iter().map(|&c| self.size[c - self.root]).sum();
         }
+        // The distance each cluster was born at (the root: the largest distance of the tree).
+        let born_at = |i: usize| {
+            if i == 0 {
+                self.rows
+                    .iter()
+                    .map(|r| 1.0 / r.lambda)
+                    .fold(f64::NEG_INFINITY, f64::max)
+            } else {
+                1.0 / self.birth[i]
+            }
+        };
         let mut selected: Vec<usize> = match sel.method {
             ClusterSelection::Eom => {
                 let mut stability = self.stability();
                 for &c in &candidates {
                     let i = c - self.root;
                     let below: f64 = self.children[i].iter().map(|&ch| stability[ch - self.root]).sum();
-                    if below > stability[i] || size[i] > max_size {
+                    if below > stability[i] || size[i] > max_size || born_at(i) > sel.epsilon_max {
                         chosen[i] = false;
                         stability[i] = below;
                     } else {

@@ -20,4 +20,5 @@ pub use hdbscan::{Hdbscan, HdbscanModel};
 pub use hierarchy::{ClusterSelection, CondensedRow, Merge};
 pub use index::{IndexKind, NeighborIndex};
 pub use linkage::{SingleLinkage, SingleLinkageModel};
+pub use mst::Edge;
 pub use optics::{Extraction, Optics, OpticsModel};

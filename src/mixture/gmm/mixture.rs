@@ -351,9 +351,9 @@ type Whitening = (Array2<f64>, Array2<f64>);
 pub(super) fn precision_cholesky(cov: &Covariances) -> Result<Covariances> {
     let ill = || {
         Error::Unsupported(
-            "fitting the Gaussian mixture failed: a component has an ill-defined covariance \
-             (singleton or collapsed points); use fewer components, a larger reg_covar, or \
-             scale the data"
+            "Fitting the mixture model failed because some components have ill-defined \
+             empirical covariance (for instance caused by singleton or collapsed samples). Try \
+             to decrease the number of components, increase reg_covar, or scale the input data."
                 .into(),
         )
     };

@@ -337,7 +337,8 @@ impl GaussianMixture {
     fn lower_bound(&self, log_norm: &Array1<f64>, comm: &dyn Communicator) -> f64 {
         let mut sums = match &self.sample_weight {
             Some(w) => [log_norm.iter().zip(w).map(|(l, w)| l * w).sum(), w.iter().sum()],
-            None => [log_norm.sum(), log_norm.len() as f64],
+            // (summed in the same order as the weighted sum: unit weights give the same bits)
+            None => [log_norm.iter().sum(), log_norm.len() as f64],
         };
         comm.allreduce_sum(&mut sums);
         sums[0] / sums[1]
