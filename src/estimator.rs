@@ -30,9 +30,10 @@ pub struct Progress {
 /// (e.g. [`crate::Error::Interrupted`]) stops the fit at the step that reported, and the fit
 /// returns that error.
 #[derive(Clone)]
-pub struct ProgressFn(Arc<ProgressCallback>, Option<Arc<PhaseCallback>>);
+pub struct ProgressFn(Arc<ProgressCallback>, Option<Arc<PhaseCallback>>, bool);
 
-/// What a [`ProgressFn`] calls when a fit enters a phase before its iterations.
+/// What a [`ProgressFn`] calls when a fit enters a phase (before its iterations, or the
+/// convergence it declares).
 type PhaseCallback = dyn Fn(&str) + Send + Sync;
 
 /// What a [`ProgressFn`] calls at each step.
@@ -47,16 +48,31 @@ impl ProgressFn {
                 Ok(())
             }),
             None,
+            false,
         )
     }
 
     /// Wraps a closure that may stop the fit by returning an error.
     pub fn cancellable(f: impl Fn(&Progress) -> Result<()> + Send + Sync + 'static) -> Self {
-        ProgressFn(Arc::new(f), None)
+        ProgressFn(Arc::new(f), None, false)
+    }
+
+    /// Asks for the objective at every step, also where the fit would not compute it (the
+    /// bound-keeping k-means steps; scikit-learn's `verbose` prints it at a pass's cost).
+    pub fn with_objective(mut self) -> Self {
+        self.2 = true;
+        self
+    }
+
+    /// Whether [`ProgressFn::with_objective`] asked for the objective at every step.
+    pub fn wants_objective(&self) -> bool {
+        self.2
     }
 
     /// Also told the phases a fit goes through before it iterates (`"distances"`,
-    /// `"features"`, `"init"`), so a progress bar can say what the time is spent on.
+    /// `"features"`, `"init"`), so a progress bar can say what the time is spent on, and the
+    /// convergence an iterative fit declares (k-means: scikit-learn's `verbose` line, such as
+    /// `"Converged at iteration 7: strict convergence."`).
     pub fn with_phases(mut self, f: impl Fn(&str) + Send + Sync + 'static) -> Self {
         self.1 = Some(Arc::new(f));
         self

@@ -1,5 +1,6 @@
 //! Progress callbacks: a fit names its phases before it iterates, in order, so a progress bar
-//! can say where the time goes.
+//! can say where the time goes; k-means names the convergence it declares (scikit-learn's
+//! `verbose` line).
 
 use clustr::kmeans::KMeans;
 use clustr::kmedoids::KMedoids;
@@ -34,7 +35,17 @@ fn fits_name_their_phases_before_iterating() {
         Some("phase:init (k-means++)"),
         "{e:?}"
     );
-    assert!(e[1..].iter().all(|s| s == "iteration") && e.len() > 1, "{e:?}");
+    let (last, iterations) = e[1..].split_last().expect("iterations and a convergence");
+    assert!(
+        iterations.iter().all(|s| s == "iteration") && !iterations.is_empty(),
+        "{e:?}"
+    );
+    let n_iter = iterations.len();
+    assert_eq!(
+        last,
+        &format!("phase:Converged at iteration {}: strict convergence.", n_iter - 1),
+        "{e:?}"
+    );
 
     let (f, events) = recorder();
     KMedoids::fasterpam(3)

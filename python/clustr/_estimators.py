@@ -167,7 +167,9 @@ class KMeans(_Centroids):
     chooses Hamerly's or Lloyd's assignment step from n, k and d; ``"lloyd"``, ``"elkan"``
     and ``"hamerly"`` force one. All four give Lloyd's result from the same start, so only
     the time depends on it. ``copy_x`` is accepted and changes nothing: X is never modified
-    (scikit-learn centres X in place when it is False). ``verbose`` is not taken.
+    (scikit-learn centres X in place when it is False). ``verbose`` prints scikit-learn's
+    lines while the fit runs (for Elkan's and Hamerly's steps the inertia then costs a pass
+    over the points each iteration, as in scikit-learn).
 
     From the same initial centres, labels and inertia equal scikit-learn's (its
     ``algorithm="lloyd"``), with or without ``sample_weight``. ``random_state`` seeds
@@ -184,6 +186,7 @@ class KMeans(_Centroids):
         "random_state": RANDOM_STATE,
         "copy_x": ["boolean"],
         "algorithm": [StrOptions({"auto", "lloyd", "elkan", "hamerly"})],
+        "verbose": ["verbose"],
         "backend": BACKEND,
         "n_threads": THREADS,
     }
@@ -196,11 +199,13 @@ class KMeans(_Centroids):
         n_init="auto",
         max_iter=300,
         tol=1e-4,
+        verbose=0,
         random_state=None,
         copy_x=True,
         algorithm="auto",
         backend="auto", n_threads=None,
     ):
+        self.verbose = verbose
         self.copy_x = copy_x
         self.n_clusters = n_clusters
         self.init = init
@@ -227,7 +232,8 @@ class KMeans(_Centroids):
             )
         out = None
         for init, given, n_init in self._starts(X):
-            run = _clustr.kmeans_fit(rows(X), params(self, init=init, init_centers=given, n_init=n_init), w)
+            report = _KMeansReport(self) if self.verbose else None
+            run = _clustr.kmeans_fit(rows(X), params(self, init=init, init_centers=given, n_init=n_init, report=report), w)
             if out is None or run["inertia"] < out["inertia"]:
                 out = run
         self.backend_ = out["backend"]
@@ -242,6 +248,28 @@ class KMeans(_Centroids):
                 stacklevel=2,
             )
         return self
+
+
+class _KMeansReport:
+    """Prints scikit-learn's ``verbose`` lines for a k-means or mini-batch k-means fit from the
+    binding's progress: each Lloyd iteration's inertia, each mini-batch epoch's smoothed
+    (exponentially weighted) batch inertia — scikit-learn prints every step — and the
+    convergence the fit declares, in scikit-learn's words."""
+
+    def __init__(self, estimator):
+        self.minibatch = isinstance(estimator, MiniBatchKMeans)
+        self.max_iter = estimator.max_iter
+
+    def __call__(self, kind, iteration, objective):
+        if kind == "step" and self.minibatch:
+            if objective is not None:
+                print(f"Minibatch epoch {iteration}/{self.max_iter}: ewa inertia: {objective}")
+        elif kind == "step":
+            if iteration == 1:
+                print("Initialization complete")
+            print(f"Iteration {iteration - 1}" + ("" if objective is None else f", inertia {objective}."))
+        elif kind.startswith("Converged"):
+            print(kind)
 
 
 class BisectingKMeans(_Centroids):
@@ -317,8 +345,10 @@ class MiniBatchKMeans(_Centroids):
 
     Parameters as scikit-learn's ``MiniBatchKMeans``: ``max_iter`` counts passes over the
     data, ``max_no_improvement`` stops after that many mini-batches without an improvement
-    of the smoothed batch inertia. ``verbose`` and ``compute_labels`` are not taken (labels
-    are always computed). X may be dense or scipy.sparse (never densified).
+    of the smoothed batch inertia; ``compute_labels=False`` leaves ``labels_`` and
+    ``inertia_`` unset, as scikit-learn's. ``verbose`` prints scikit-learn's convergence
+    line and, per pass over the data (scikit-learn: per mini-batch), the smoothed batch
+    inertia. X may be dense or scipy.sparse (never densified).
 
     Where clustr differs: ``fit`` visits every point once per pass (the data in chunks in a
     random order, each chunk's rows in a random order, in batches), where scikit-learn draws
@@ -337,6 +367,8 @@ class MiniBatchKMeans(_Centroids):
         "init_size": [Interval(numbers.Integral, 1, None, closed="left"), None],
         "n_init": [StrOptions({"auto"}), Interval(numbers.Integral, 1, None, closed="left")],
         "reassignment_ratio": [Interval(numbers.Real, 0, None, closed="left")],
+        "compute_labels": ["boolean"],
+        "verbose": ["verbose"],
         "random_state": RANDOM_STATE,
         "backend": BACKEND,
         "n_threads": THREADS,
@@ -352,6 +384,8 @@ class MiniBatchKMeans(_Centroids):
         init="k-means++",
         max_iter=100,
         batch_size=1024,
+        verbose=0,
+        compute_labels=True,
         tol=0.0,
         max_no_improvement=10,
         init_size=None,
@@ -364,6 +398,8 @@ class MiniBatchKMeans(_Centroids):
         self.init = init
         self.max_iter = max_iter
         self.batch_size = batch_size
+        self.verbose = verbose
+        self.compute_labels = compute_labels
         self.tol = tol
         self.max_no_improvement = max_no_improvement
         self.init_size = init_size
@@ -400,7 +436,10 @@ class MiniBatchKMeans(_Centroids):
         self._check_init_size(X)
         out = None
         for init, given, n_init in self._starts(X):
-            run = _clustr.minibatch_kmeans_fit(rows(X), params(self, init=init, init_centers=given, n_init=n_init), w)
+            report = _KMeansReport(self) if self.verbose else None
+            run = _clustr.minibatch_kmeans_fit(
+                rows(X), params(self, init=init, init_centers=given, n_init=n_init, report=report), w
+            )
             if out is None or run["inertia"] < out["inertia"]:
                 out = run
         self.backend_ = out["backend"]
@@ -409,6 +448,8 @@ class MiniBatchKMeans(_Centroids):
         self.n_steps_ = int(out["n_steps"])
         self._counts = out["counts"]
         self._since_reassign = 0
+        if not self.compute_labels:
+            del self.labels_, self.inertia_
         return self
 
     @_fit_context(prefer_skip_nested_validation=True)

@@ -149,6 +149,12 @@ pub(crate) fn run_reporting<T: Send>(
             }
         })
     };
+    // (what is reported is printed: the objective at every step)
+    let progress = if record {
+        progress.with_objective()
+    } else {
+        progress
+    };
     // Hands the events so far to `report`.
     let drain = || -> PyResult<()> {
         let Some(report) = &report else { return Ok(()) };
@@ -321,6 +327,7 @@ fn kmeans_fit<'py>(
     }
     est.sample_weight = sample_weight;
     let n_threads = p.n_threads()?;
+    let report = p.report()?;
     fn fitted<'py, F: Scalar + Element>(
         py: Python<'py>,
         m: KMeansModel<F>,
@@ -341,11 +348,11 @@ fn kmeans_fit<'py>(
     match (&x, p.get("init_centers")?.extract::<Option<Points<'_>>>()?) {
         (AnyPoints::Sparse(s), Some(c)) => with_sparse!(s, v => {
             let start = sparse::centres_as(&c);
-            fitted(py, run(py, n_threads, |p| est.progress(p).fit_sparse_from(v, start))?, ran_on)
+            fitted(py, run_reporting(py, n_threads, report.clone(), |p| est.progress(p).fit_sparse_from(v, start))?, ran_on)
         }),
         _ => {
             est = est.init(kmeans_init(&p)?);
-            with_any_points!(x, v => fitted(py, run(py, n_threads, |p| est.progress(p).fit(&v))?, ran_on))
+            with_any_points!(x, v => fitted(py, run_reporting(py, n_threads, report.clone(), |p| est.progress(p).fit(&v))?, ran_on))
         }
     }
 }
@@ -489,8 +496,9 @@ fn minibatch_kmeans_fit<'py>(
     let mut est = minibatch_estimator(&p)?.backend(backend);
     est.sample_weight = sample_weight;
     let n_threads = p.n_threads()?;
+    let report = p.report()?;
     with_any_points!(x, v => {
-        let m = run(py, n_threads, |p| est.progress(p).fit(&v))?;
+        let m = run_reporting(py, n_threads, report.clone(), |p| est.progress(p).fit(&v))?;
         out(py, vec![
             ("cluster_centers", arr2(py, m.centers)),
             ("labels", arr1(py, m.labels)),

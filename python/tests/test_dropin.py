@@ -150,3 +150,25 @@ def test_kmedoids_scikit_learn_extra_names():
     np.testing.assert_array_equal(foreign.labels_, manhattan.labels_)
     np.testing.assert_array_equal(foreign.predict(X[:20]), manhattan.predict(X[:20]))
     np.testing.assert_allclose(foreign.transform(X[:20]), manhattan.transform(X[:20]), rtol=1e-12)
+
+
+def test_kmeans_verbose_prints_each_iterations_inertia(capsys):
+    """The printed inertias never increase, are the same for every assignment step from the
+    same start, and the run ends on scikit-learn's convergence line."""
+    start = X[[0, 100, 200, 300]]
+    printed = {}
+    for algorithm in ("lloyd", "elkan", "hamerly"):
+        km = clustr.KMeans(4, init=start, n_init=1, tol=0, algorithm=algorithm, verbose=1).fit(X)
+        out = capsys.readouterr().out.splitlines()
+        assert out[0] == "Initialization complete"
+        assert out[-1] == f"Converged at iteration {km.n_iter_ - 1}: strict convergence."
+        printed[algorithm] = [float(line.split("inertia ")[1].rstrip(".")) for line in out if line.startswith("Iteration")]
+        assert len(printed[algorithm]) == km.n_iter_
+        assert all(b <= a * (1 + 1e-12) for a, b in zip(printed[algorithm], printed[algorithm][1:]))
+    np.testing.assert_allclose(printed["elkan"], printed["lloyd"], rtol=1e-9)
+    np.testing.assert_allclose(printed["hamerly"], printed["lloyd"], rtol=1e-9)
+    clustr.KMeans(4, init=start, n_init=1, tol=1e-2, verbose=1).fit(X)
+    assert "within tolerance" in capsys.readouterr().out
+    clustr.MiniBatchKMeans(4, init=start, n_init=1, batch_size=20, max_iter=50, max_no_improvement=3, verbose=1,
+                           random_state=0).fit(X)
+    assert "Converged (lack of improvement in inertia) at step" in capsys.readouterr().out

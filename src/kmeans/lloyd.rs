@@ -251,7 +251,18 @@ pub(super) fn lloyd<F: Scalar, X: Points<F>>(
                 };
                 let t = x.cluster_sums(w, b.labels(), k);
                 bounds = Some(b);
-                (t, None)
+                // (the bounds keep no distances: the inertia only when asked, at a pass's cost)
+                let inertia = match progress {
+                    Some(p) if p.wants_objective() => {
+                        let mut i = [x
+                            .assign_and_sum(w, backend, &centers, Distances::Approximate)?
+                            .inertia];
+                        comm.allreduce_sum(&mut i);
+                        Some(i[0])
+                    }
+                    _ => None,
+                };
+                (t, inertia)
             }
         };
         let Totals {
@@ -293,10 +304,22 @@ pub(super) fn lloyd<F: Scalar, X: Points<F>>(
         comm.allreduce_sum_u64(&mut changed);
         if changed[0] == 0 {
             converged = true; // strict convergence: the labels did not change
+            if let Some(p) = progress {
+                p.phase(&format!(
+                    "Converged at iteration {}: strict convergence.",
+                    n_iter - 1
+                ));
+            }
             break;
         }
         if shift <= tol {
             converged = true;
+            if let Some(p) = progress {
+                p.phase(&format!(
+                    "Converged at iteration {}: center shift {shift:e} within tolerance {tol:e}.",
+                    n_iter - 1
+                ));
+            }
             break;
         }
         labels_old = Some(labels);

@@ -421,7 +421,10 @@ impl MiniBatchKMeans {
                 perm.shuffle(&mut state.rng);
                 for idx in perm.chunks(batch) {
                     let (inertia, shift) = step(state, &rows, idx)?;
-                    if conv.done(inertia, shift) {
+                    if let Some(reason) = conv.done(inertia, shift) {
+                        if let Some(p) = &self.progress {
+                            p.phase(&format!("Converged ({reason}) at step {}/{max_steps}", steps + 1));
+                        }
                         return Ok(true);
                     }
                     steps += 1;
@@ -813,17 +816,18 @@ impl Convergence {
         }
     }
 
-    fn done(&mut self, batch_inertia: f64, shift: f64) -> bool {
+    /// Whether the run has converged after this step, and why (scikit-learn's words).
+    fn done(&mut self, batch_inertia: f64, shift: f64) -> Option<&'static str> {
         let mean = batch_inertia / self.batch_size as f64;
         self.steps += 1;
         if self.steps == 1 {
-            return false;
+            return None;
         }
         let alpha = (self.batch_size as f64 * 2.0 / (self.n as f64 + 1.0)).min(1.0);
         let ewa = self.ewa.map_or(mean, |e| e * (1.0 - alpha) + mean * alpha);
         self.ewa = Some(ewa);
         if self.tol > 0.0 && shift <= self.tol {
-            return true;
+            return Some("small centers change");
         }
         if self.ewa_min.is_none_or(|m| ewa < m) {
             self.no_improvement = 0;
@@ -831,7 +835,9 @@ impl Convergence {
         } else {
             self.no_improvement += 1;
         }
-        self.max_no_improvement.is_some_and(|m| self.no_improvement >= m)
+        self.max_no_improvement
+            .is_some_and(|m| self.no_improvement >= m)
+            .then_some("lack of improvement in inertia")
     }
 }
 
