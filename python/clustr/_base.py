@@ -7,6 +7,7 @@ prediction rebuilds what it needs from them.
 """
 
 import numbers
+import os
 import warnings
 
 import numpy as np
@@ -113,6 +114,15 @@ class Metric:
         ``pairwise_distances``."""
         return pairwise_distances(X, Y, metric=self.metric, n_jobs=n_jobs, **self.kwargs)
 
+    def blocks(self, X, Y, threads, rows=1024):
+        """The distances of X's rows to Y's, by blocks of ``rows`` rows of X (clustr's own for
+        a native metric, on ``threads`` threads): no len(X) × len(Y) matrix at once."""
+        for a in range(0, len(X), rows):
+            if self.native:
+                yield pairwise(X[a:a + rows], Y, self.name, threads)
+            else:
+                yield self.distances(X[a:a + rows], Y)
+
     def within(self, X, radius, n_jobs=None):
         """The CSR neighbourhood graph of X: every pair within ``radius`` (the diagonal kept as
         explicit entries), computed by blocks of rows so that only these pairs are stored."""
@@ -125,8 +135,18 @@ class Metric:
 
 
 def n_threads(estimator):
-    """The thread count for the Rust side (0: rayon's default, every core)."""
-    return 0 if estimator.n_threads is None else int(estimator.n_threads)
+    """The thread count for the Rust side (0: rayon's default, every core): ``n_threads``, or
+    else scikit-learn's ``n_jobs`` where the estimator takes it (joblib's meaning: −1 every
+    core, −2 all but one; None here every core, as clustr's default — results do not depend
+    on it)."""
+    if estimator.n_threads is not None:
+        return int(estimator.n_threads)
+    n_jobs = getattr(estimator, "n_jobs", None)
+    if n_jobs is None:
+        return 0
+    if n_jobs == 0:
+        raise ValueError("n_jobs == 0 has no meaning (joblib's convention: -1 is every core)")
+    return int(n_jobs) if n_jobs > 0 else max(1, (os.cpu_count() or 1) + 1 + int(n_jobs))
 
 
 def seed(random_state):

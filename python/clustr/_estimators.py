@@ -28,7 +28,7 @@ from sklearn.utils.validation import _check_sample_weight, _num_samples, check_a
 
 from ._base import _clustr
 from ._trees import CondensedTree, MinimumSpanningTree, SingleLinkageTree
-from ._base import BACKEND, ANY_METRIC, METRICS, RANDOM_STATE, Metric, THREADS, metric_name, sparse_rows_metric, n_threads, nearest, params, pairwise, points, rows, seed
+from ._base import BACKEND, ANY_METRIC, RANDOM_STATE, Metric, THREADS, sparse_rows_metric, n_threads, nearest, params, pairwise, points, rows, seed
 
 
 def _weights(sample_weight, X, allow_negative=False):
@@ -969,10 +969,8 @@ class KMedoids(ClusterMixin, TransformerMixin, BaseEstimator):
         if is_matrix:
             sums = np.asarray(X.sum(axis=1)).ravel()
         else:
-            name = Metric(self.metric, self.p).name
             dense = X.toarray() if sp.issparse(X) else X
-            sums = np.concatenate([pairwise(dense[a:a + 1024], dense, name, n_threads(self)).sum(axis=1)
-                                   for a in range(0, len(dense), 1024)])
+            sums = np.concatenate([d.sum(axis=1) for d in Metric(self.metric, self.p).blocks(dense, dense, n_threads(self))])
         return [int(i) for i in np.argsort(sums, kind="stable")[: self.n_clusters]]
 
     def fit_predict(self, X, y=None, sample_weight=None):
@@ -1023,7 +1021,7 @@ class DBSCAN(ClusterMixin, BaseEstimator):
     the graph of the pairs within ``eps``, by blocks of rows). ``algorithm`` chooses the
     index (``auto``, ``kd_tree``, ``ball_tree``, ``brute``; the trees refuse the metrics
     scikit-learn's trees refuse). ``leaf_size`` is accepted and changes nothing (clustr's
-    trees choose their leaves); ``n_threads`` replaces ``n_jobs``.
+    trees choose their leaves); ``n_jobs`` is the thread count (None: every core), ``n_threads`` its clustr name (it wins).
     """
 
     _parameter_constraints = {
@@ -1035,11 +1033,12 @@ class DBSCAN(ClusterMixin, BaseEstimator):
         "leaf_size": [Interval(numbers.Integral, 1, None, closed="left")],
         "p": [Interval(numbers.Real, 1, None, closed="left"), None],
         "backend": BACKEND,
+        "n_jobs": [numbers.Integral, None],
         "n_threads": THREADS,
     }
 
     def __init__(self, eps=0.5, *, min_samples=5, metric="euclidean", metric_params=None, algorithm="auto",
-                 leaf_size=30, p=None, backend="auto", n_threads=None):
+                 leaf_size=30, p=None, n_jobs=None, backend="auto", n_threads=None):
         self.eps = eps
         self.min_samples = min_samples
         self.metric = metric
@@ -1048,6 +1047,7 @@ class DBSCAN(ClusterMixin, BaseEstimator):
         self.leaf_size = leaf_size
         self.p = p
         self.backend = backend
+        self.n_jobs = n_jobs
         self.n_threads = n_threads
 
     def _sparse_metric(self):
@@ -1071,7 +1071,7 @@ class DBSCAN(ClusterMixin, BaseEstimator):
         if metric.native:
             out = _clustr.dbscan_fit(rows(X), params(self, metric=metric.name), w)
         else:
-            graph = _neighbourhood_graph(X, self.eps) if metric.precomputed else metric.within(X, self.eps)
+            graph = _neighbourhood_graph(X, self.eps) if metric.precomputed else metric.within(X, self.eps, n_jobs=self.n_jobs)
             out = _clustr.dbscan_graph_fit(rows(graph), params(self, metric="euclidean"), w)
         self.backend_ = out["backend"]
         self.labels_ = out["labels"]
@@ -1118,7 +1118,7 @@ class HDBSCAN(ClusterMixin, BaseEstimator):
     ``copy``, ``leaf_size``, ``memory``, ``approx_min_span_tree``, ``gen_min_span_tree`` and
     ``core_dist_n_jobs`` are accepted and change nothing (X is never modified; the trees
     choose their leaves; nothing is cached; the spanning tree is always exact and kept);
-    ``n_threads`` replaces ``n_jobs``. Keyword arguments beyond these are the metric's (the
+    ``n_jobs`` is the thread count (None: every core). Keyword arguments beyond these are the metric's (the
     hdbscan package's ``**kwargs``), kept in ``metric_params``. The hdbscan package's
     ``cluster_selection_epsilon_max`` is taken (excess of mass selects no cluster born above
     that distance).
@@ -1164,6 +1164,7 @@ class HDBSCAN(ClusterMixin, BaseEstimator):
         "gen_min_span_tree": ["boolean"],
         "core_dist_n_jobs": [numbers.Integral, None],
         "backend": BACKEND,
+        "n_jobs": [numbers.Integral, None],
         "n_threads": THREADS,
     }
 
@@ -1188,7 +1189,7 @@ class HDBSCAN(ClusterMixin, BaseEstimator):
         gen_min_span_tree=False,
         core_dist_n_jobs=None,
         cluster_selection_epsilon_max=float("inf"),
-        backend="auto", n_threads=None,
+        n_jobs=None, backend="auto", n_threads=None,
         **kwargs,
     ):
         if kwargs and (metric_params is None or isinstance(metric_params, dict)):
@@ -1214,6 +1215,7 @@ class HDBSCAN(ClusterMixin, BaseEstimator):
         self.core_dist_n_jobs = core_dist_n_jobs
         self.cluster_selection_epsilon_max = cluster_selection_epsilon_max
         self.backend = backend
+        self.n_jobs = n_jobs
         self.n_threads = n_threads
 
     def set_params(self, **params):
@@ -1283,7 +1285,7 @@ class HDBSCAN(ClusterMixin, BaseEstimator):
         elif metric.native or precomputed:
             out = _clustr.hdbscan_fit(rows(fitted), {**p, "metric": metric.name or "precomputed"})
         else:
-            out = _clustr.hdbscan_fit(metric.distances(fitted), p)
+            out = _clustr.hdbscan_fit(metric.distances(fitted, n_jobs=self.n_jobs), p)
         self.backend_ = out["backend"]
         self.labels_ = np.full(n, -1, dtype=np.int64)
         self.probabilities_ = np.zeros(n)
@@ -1339,12 +1341,7 @@ class HDBSCAN(ClusterMixin, BaseEstimator):
         membership strength, sum least (under the fit's metric; by blocks of rows, no
         cluster-size-squared matrix)."""
         data, strength = self._members(cluster_id, "medoid")
-        metric = self._metric()
-        block = (
-            (lambda a: pairwise(data[a:a + 1024], data, metric.name, n_threads(self))) if metric.native
-            else (lambda a: metric.distances(data[a:a + 1024], data))
-        )
-        sums = np.concatenate([block(a) @ strength for a in range(0, len(data), 1024)])
+        sums = np.concatenate([d @ strength for d in self._metric().blocks(data, data, n_threads(self))])
         return data[np.argmin(sums)]
 
     def dbscan_clustering(self, cut_distance, min_cluster_size=5):
@@ -1484,7 +1481,7 @@ class OPTICS(ClusterMixin, BaseEstimator):
     ``min_samples`` of them is not a core point, where scikit-learn raises); a metric
     clustr does not compute (with ``metric_params``) gives the graph of the pairs within
     ``max_eps``. ``leaf_size`` and ``memory`` are accepted and change nothing (clustr's
-    trees choose their leaves; nothing is cached); ``n_threads`` replaces ``n_jobs``.
+    trees choose their leaves; nothing is cached); ``n_jobs`` is the thread count (None: every core), ``n_threads`` its clustr name.
     """
 
     _parameter_constraints = {
@@ -1509,6 +1506,7 @@ class OPTICS(ClusterMixin, BaseEstimator):
         "leaf_size": [Interval(numbers.Integral, 1, None, closed="left")],
         "memory": [str, HasMethods("cache"), None],
         "backend": BACKEND,
+        "n_jobs": [numbers.Integral, None],
         "n_threads": THREADS,
     }
 
@@ -1528,7 +1526,7 @@ class OPTICS(ClusterMixin, BaseEstimator):
         algorithm="auto",
         leaf_size=30,
         memory=None,
-        backend="auto", n_threads=None,
+        n_jobs=None, backend="auto", n_threads=None,
     ):
         self.min_samples = min_samples
         self.max_eps = max_eps
@@ -1544,6 +1542,7 @@ class OPTICS(ClusterMixin, BaseEstimator):
         self.leaf_size = leaf_size
         self.memory = memory
         self.backend = backend
+        self.n_jobs = n_jobs
         self.n_threads = n_threads
 
     @staticmethod
@@ -1605,7 +1604,7 @@ class OPTICS(ClusterMixin, BaseEstimator):
         else:
             # (a dense matrix: its entries within max_eps; a sparse one: its stored entries,
             # each point its own neighbour at its diagonal value, as scikit-learn)
-            graph = _neighbourhood_graph(X, self.max_eps) if metric.precomputed else metric.within(X, self.max_eps)
+            graph = _neighbourhood_graph(X, self.max_eps) if metric.precomputed else metric.within(X, self.max_eps, n_jobs=self.n_jobs)
             p = params(self, metric="euclidean", min_samples=min_samples, min_cluster_size=min_cluster_size)
             out = _clustr.optics_graph_fit(rows(graph), p, w)
         self.backend_ = out["backend"]

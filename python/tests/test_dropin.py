@@ -172,3 +172,12 @@ def test_kmeans_verbose_prints_each_iterations_inertia(capsys):
     clustr.MiniBatchKMeans(4, init=start, n_init=1, batch_size=20, max_iter=50, max_no_improvement=3, verbose=1,
                            random_state=0).fit(X)
     assert "Converged (lack of improvement in inertia) at step" in capsys.readouterr().out
+
+
+def test_n_jobs_is_the_thread_count():
+    for make in (lambda **kw: clustr.DBSCAN(eps=0.8, **kw), lambda **kw: clustr.OPTICS(**kw), lambda **kw: clustr.HDBSCAN(**kw)):
+        labels = [make(n_jobs=j).fit(X).labels_ for j in (None, 1, 2, -1)]
+        for other in labels[1:]:
+            np.testing.assert_array_equal(other, labels[0])
+        with pytest.raises(ValueError, match="n_jobs == 0"):
+            make(n_jobs=0).fit(X)
