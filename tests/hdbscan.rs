@@ -45,6 +45,7 @@ fn estimator(p: &Value) -> Hdbscan {
     h.cluster_selection_epsilon_max = p["cluster_selection_epsilon_max"]
         .as_f64()
         .unwrap_or(f64::INFINITY);
+    h.cluster_selection_persistence = p["cluster_selection_persistence"].as_f64().unwrap_or(0.0);
     if let Some(s) = p["cluster_selection_method"].as_str() {
         h.cluster_selection_method = s.parse().unwrap();
     }
@@ -108,7 +109,13 @@ fn hdbscan_equals_sklearn() {
                     assert_eq!(*a, 1.0, "{name}: {what}: the package's {b} is the limit 1");
                 }
             }
-            assert!(worst <= 1e-9, "{name}: {what} differ by {worst}");
+            // (the package's simplified tree holds its λ in single precision, ours in double)
+            let tol = if p["cluster_selection_persistence"].is_f64() {
+                1e-6
+            } else {
+                1e-9
+            };
+            assert!(worst <= tol, "{name}: {what} differ by {worst}");
         }
         // The single-linkage tree: the same merges; heights in km for haversine (radians there).
         let tree = matrix(&format!("{name}_tree.npy"));

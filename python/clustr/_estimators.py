@@ -1120,8 +1120,10 @@ class HDBSCAN(ClusterMixin, BaseEstimator):
     choose their leaves; nothing is cached; the spanning tree is always exact and kept);
     ``n_jobs`` is the thread count (None: every core). Keyword arguments beyond these are the metric's (the
     hdbscan package's ``**kwargs``), kept in ``metric_params``. The hdbscan package's
-    ``cluster_selection_epsilon_max`` is taken (excess of mass selects no cluster born above
-    that distance).
+    ``cluster_selection_epsilon_max`` (excess of mass selects no cluster born above that
+    distance) and ``cluster_selection_persistence`` (splits less persistent than that λ are
+    undone first; the package keeps the simplified tree's λ in single precision, clustr in
+    double) are taken.
 
     ``min_samples`` counts the point itself, as scikit-learn's; the hdbscan package counts
     it without (its ``min_samples=m`` is ``m + 1`` here). Left unset it is
@@ -1147,6 +1149,7 @@ class HDBSCAN(ClusterMixin, BaseEstimator):
         "min_samples": [Interval(numbers.Integral, 1, None, closed="left"), None],
         "cluster_selection_epsilon": [Interval(numbers.Real, 0, None, closed="left")],
         "cluster_selection_epsilon_max": [Interval(numbers.Real, 0, np.inf, closed="right")],
+        "cluster_selection_persistence": [Interval(numbers.Real, 0, None, closed="left")],
         # (0: no limit, the hdbscan package's default)
         "max_cluster_size": [Interval(numbers.Integral, 0, None, closed="left"), None],
         "metric": ANY_METRIC,
@@ -1189,6 +1192,7 @@ class HDBSCAN(ClusterMixin, BaseEstimator):
         gen_min_span_tree=False,
         core_dist_n_jobs=None,
         cluster_selection_epsilon_max=float("inf"),
+        cluster_selection_persistence=0.0,
         n_jobs=None, backend="auto", n_threads=None,
         **kwargs,
     ):
@@ -1214,6 +1218,7 @@ class HDBSCAN(ClusterMixin, BaseEstimator):
         self.gen_min_span_tree = gen_min_span_tree
         self.core_dist_n_jobs = core_dist_n_jobs
         self.cluster_selection_epsilon_max = cluster_selection_epsilon_max
+        self.cluster_selection_persistence = cluster_selection_persistence
         self.backend = backend
         self.n_jobs = n_jobs
         self.n_threads = n_threads

@@ -1086,6 +1086,7 @@ fn hdbscan_params(p: &Params<'_>) -> PyResult<Hdbscan> {
     let mut est = Hdbscan::new(p.get("min_cluster_size")?.extract()?)
         .cluster_selection_epsilon(p.get("cluster_selection_epsilon")?.extract()?)
         .cluster_selection_epsilon_max(p.get("cluster_selection_epsilon_max")?.extract()?)
+        .cluster_selection_persistence(p.get("cluster_selection_persistence")?.extract()?)
         .alpha(p.get("alpha")?.extract()?)
         .cluster_selection_method(p.string("cluster_selection_method")?.parse().map_err(to_py)?)
         .allow_single_cluster(p.get("allow_single_cluster")?.extract()?)

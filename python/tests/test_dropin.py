@@ -181,3 +181,18 @@ def test_n_jobs_is_the_thread_count():
             np.testing.assert_array_equal(other, labels[0])
         with pytest.raises(ValueError, match="n_jobs == 0"):
             make(n_jobs=0).fit(X)
+
+
+def test_hdbscan_persistence_as_the_package():
+    # (min_samples 2, the package's 1: no two spanning-tree edges weigh the same here, so
+    # neither order of tied merges decides the tree)
+    found = set()
+    for threshold in (0.0, 0.1, 0.5, 1.0, 2.0):
+        kw = dict(min_cluster_size=5, cluster_selection_persistence=threshold, cluster_selection_method="leaf")
+        ref = hdbscan.HDBSCAN(min_samples=1, algorithm="generic", **kw).fit(X)
+        ours = clustr.HDBSCAN(min_samples=2, **kw).fit(X)
+        np.testing.assert_array_equal(ours.labels_, ref.labels_)
+        # (the package keeps the simplified tree's λ in single precision)
+        np.testing.assert_allclose(ours.probabilities_, ref.probabilities_, rtol=1e-6, atol=1e-7)
+        found.add(ours.labels_.max() + 1)
+    assert found == {26, 23, 12, 7, 4}, found

@@ -55,6 +55,9 @@ pub struct Hdbscan {
     pub cluster_selection_epsilon: f64,
     /// Largest cluster excess of mass may select (`None`: no limit; ignored by `leaf`).
     pub max_cluster_size: Option<usize>,
+    /// Splits whose less persistent child dies within this λ of the split are undone before
+    /// the selection (the `hdbscan` package's `cluster_selection_persistence`; default 0: off).
+    pub cluster_selection_persistence: f64,
     /// Excess of mass selects no cluster born above this distance, splitting it instead (the
     /// `hdbscan` package's `cluster_selection_epsilon_max`; default ∞: off; ignored by `leaf`).
     pub cluster_selection_epsilon_max: f64,
@@ -222,6 +225,7 @@ impl Hdbscan {
             cluster_selection_epsilon: 0.0,
             max_cluster_size: None,
             cluster_selection_epsilon_max: f64::INFINITY,
+            cluster_selection_persistence: 0.0,
             alpha: 1.0,
             cluster_selection_method: ClusterSelection::Eom,
             allow_single_cluster: false,
@@ -258,6 +262,11 @@ impl Hdbscan {
     /// Largest cluster excess of mass may select.
     pub fn max_cluster_size(mut self, m: usize) -> Self {
         self.max_cluster_size = Some(m);
+        self
+    }
+    /// Undo the splits less persistent than this λ before the selection.
+    pub fn cluster_selection_persistence(mut self, p: f64) -> Self {
+        self.cluster_selection_persistence = p;
         self
     }
     /// Select no cluster born above this distance (excess of mass).
@@ -299,6 +308,14 @@ impl Hdbscan {
             return Err(Error::param(
                 "cluster_selection_epsilon",
                 e,
+                "must be non-negative and finite",
+            ));
+        }
+        let p = self.cluster_selection_persistence;
+        if p.is_nan() || p < 0.0 || p.is_infinite() {
+            return Err(Error::param(
+                "cluster_selection_persistence",
+                p,
                 "must be non-negative and finite",
             ));
         }
@@ -420,7 +437,10 @@ impl Hdbscan {
     /// The model from the core distances and the ordered edges.
     fn finish(&self, n: usize, core_distances: Vec<f64>, edges: &[Edge]) -> HdbscanModel {
         let single_linkage_tree = hierarchy::single_linkage_tree(n, edges);
-        let condensed_tree = hierarchy::condense(&single_linkage_tree, self.min_cluster_size);
+        let mut condensed_tree = hierarchy::condense(&single_linkage_tree, self.min_cluster_size);
+        if self.cluster_selection_persistence > 0.0 {
+            condensed_tree = hierarchy::simplify(&condensed_tree, n, self.cluster_selection_persistence);
+        }
         let selection = Selection {
             method: self.cluster_selection_method,
             allow_single_cluster: self.allow_single_cluster,

@@ -197,6 +197,86 @@ impl std::str::FromStr for ClusterSelection {
     }
 }
 
+/// The `hdbscan` package's `cluster_selection_persistence`: the condensed tree with every
+/// split whose less persistent child dies within `threshold` (in λ) of the split undone, its
+/// two children folded into their parent, then the clusters renumbered consecutively.
+///
+/// As the package's `simplify_hierarchy`, on the same row order: a cluster's "birth" here is
+/// the λ of its last row (kept in single precision, as there), propagated upwards as the
+/// maximum over its descendants; sibling splits are visited from the last to the first, so
+/// children before parents. A folded split whose more persistent child is a leaf makes its
+/// parent a leaf; otherwise the points of the less persistent child leave the parent at the
+/// split's λ. Rows of folded clusters disappear; points keep their rows. Where we differ: the
+/// package stores every λ of the simplified tree in single precision; here they stay double.
+pub(crate) fn simplify(rows: &[CondensedRow], n: usize, threshold: f64) -> Vec<CondensedRow> {
+    let cluster_rows: Vec<&CondensedRow> = rows.iter().filter(|r| r.child >= n).collect();
+    let Some(last) = cluster_rows.last() else {
+        return rows.to_vec();
+    };
+    let count = last.child + 1 - n;
+    let mut leaf = vec![true; count];
+    for r in &cluster_rows {
+        leaf[r.parent - n] = false;
+    }
+    let mut birth = vec![0.0f32; count];
+    for r in rows {
+        birth[r.parent - n] = r.lambda as f32;
+    }
+    let mut parent_of: Vec<usize> = (n..n + count).collect();
+    let mut leave_at: std::collections::HashMap<usize, f64> = std::collections::HashMap::new();
+    let mut i = cluster_rows.len() - 1;
+    while i >= 1 {
+        let (a, b) = (cluster_rows[i - 1], cluster_rows[i]);
+        let (parent, death) = (b.parent, b.lambda);
+        let births = [birth[a.child - n], birth[b.child - n]];
+        let highest = births[0].max(births[1]);
+        birth[parent - n] = birth[parent - n].max(highest);
+        // (the package's comparison, in single precision; the λ kept stay in double)
+        if f64::from(births[0].min(births[1]) - death as f32) < threshold {
+            let (children, stronger) = ([a.child, b.child], usize::from(births[0] <= births[1]));
+            if leaf[children[stronger] - n] {
+                leaf[parent - n] = true;
+            } else {
+                leave_at.insert(children[1 - stronger], death);
+            }
+            parent_of[a.child - n] = parent;
+            parent_of[b.child - n] = parent;
+        }
+        if i < 2 {
+            break;
+        }
+        i -= 2;
+    }
+    // Each cluster's surviving ancestor (parents have smaller ids), then consecutive numbers.
+    for c in 0..count {
+        parent_of[c] = parent_of[parent_of[c] - n];
+    }
+    let folded: Vec<bool> = (0..count).map(|c| parent_of[c] != c + n).collect();
+    let mut before = vec![0usize; count];
+    for c in 1..count {
+        before[c] = before[c - 1] + usize::from(folded[c - 1]);
+    }
+    let renumber = |c: usize| c - before[c - n];
+    let mut simplified: Vec<CondensedRow> = rows
+        .iter()
+        .filter(|r| r.child < n || !folded[r.child - n])
+        .map(|r| CondensedRow {
+            parent: renumber(parent_of[r.parent - n]),
+            child: if r.child < n {
+                r.child
+            } else {
+                renumber(parent_of[r.child - n])
+            },
+            lambda: leave_at.get(&r.parent).copied().unwrap_or(r.lambda),
+            size: r.size,
+        })
+        .collect();
+    // Each cluster's rows together (in their order): its λ_max for the probabilities is then
+    // the largest of all its rows, as the package takes it.
+    simplified.sort_by_key(|r| r.parent);
+    simplified
+}
+
 /// The cluster selection's parameters.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Selection {
