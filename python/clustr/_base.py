@@ -111,7 +111,15 @@ class Metric:
 
     def distances(self, X, Y=None, n_jobs=None):
         """The dense matrix of distances (rows of X to rows of Y, default X) by
-        ``pairwise_distances``."""
+        ``pairwise_distances``, its size checked against ``clustr.max_memory()`` first."""
+        rows, cols = X.shape[0], (X if Y is None else Y).shape[0]
+        needed, limit = 8 * rows * cols, _extension.max_memory()
+        if needed > limit:
+            raise MemoryError(
+                f"the {rows} x {cols} matrix of {self.metric} distances needs {needed / 2**30:.2f} GiB but only "
+                f"{limit / 2**30:.2f} GiB is allowed; raise the limit (clustr.set_max_memory) or use one of "
+                f"clustr's own metrics ({', '.join(sorted(METRICS.options))}), which need no matrix"
+            )
         return pairwise_distances(X, Y, metric=self.metric, n_jobs=n_jobs, **self.kwargs)
 
     def blocks(self, X, Y, threads, rows=1024):

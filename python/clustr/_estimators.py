@@ -832,7 +832,8 @@ class KMedoids(ClusterMixin, TransformerMixin, BaseEstimator):
     ``metric``: a clustr metric (``euclidean``, ``sqeuclidean``, ``manhattan``, ``cosine``,
     ``chebyshev``, ``minkowski`` with ``p``, ``haversine`` on (latitude, longitude) in
     degrees, giving km), any other metric of scikit-learn's ``pairwise_distances`` or a
-    callable (as scikit-learn-extra: the n × n matrix by ``pairwise_distances``), or
+    callable (as scikit-learn-extra: the n × n matrix by ``pairwise_distances``, checked
+    against the memory limit first; the swap methods only), or
     ``"precomputed"`` (X is a square dissimilarity matrix; then ``predict`` and
     ``transform`` take the dissimilarities of new points to the training points,
     n_new × n_train). ``init``: ``"auto"`` (BUILD for pam and fastpam1, random otherwise),
@@ -928,6 +929,11 @@ class KMedoids(ClusterMixin, TransformerMixin, BaseEstimator):
         w = _weights(sample_weight, X)
         metric = Metric(self.metric, self.p)
         self._foreign = None if metric.native or metric.precomputed else metric
+        if self._foreign and self.method in ("clara", "fastclara", "fasterclara", "clarans", "fastclarans"):
+            raise ValueError(
+                f"method={self.method!r} never forms the n x n matrix, which a metric clustr does not compute "
+                f"({self.metric!r}) needs: use a swap method (fasterpam, alternate, ...) or one of clustr's metrics"
+            )
         precomputed = self.metric == "precomputed"
         if precomputed:
             if X.shape[0] != X.shape[1]:

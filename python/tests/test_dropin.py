@@ -196,3 +196,16 @@ def test_hdbscan_persistence_as_the_package():
         np.testing.assert_allclose(ours.probabilities_, ref.probabilities_, rtol=1e-6, atol=1e-7)
         found.add(ours.labels_.max() + 1)
     assert found == {26, 23, 12, 7, 4}, found
+
+
+def test_a_foreign_metrics_matrix_is_checked_before_it_is_made():
+    limit = clustr.max_memory()
+    try:
+        clustr.set_max_memory(100_000)  # bytes: X's 400 x 400 matrix needs 1.28 MB
+        for est in (clustr.HDBSCAN(metric="braycurtis"), clustr.KMedoids(4, metric="canberra")):
+            with pytest.raises(MemoryError, match="400 x 400 matrix"):
+                est.fit(X)
+    finally:
+        clustr.set_max_memory(limit)
+    with pytest.raises(ValueError, match="never forms the n x n matrix"):
+        clustr.KMedoids(4, metric="braycurtis", method="clara").fit(X)
