@@ -1069,16 +1069,7 @@ fn an_all_zero_sparse_row_under_cosine_is_taken_as_its_dense_form() {
     ];
     clustr::data::write_matrix(d.join("zero.npy"), dense.view(), &[]).unwrap();
     let run = |args: &[&str]| {
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_clustr"))
-            .current_dir(d)
-            .args(args)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        common::run_clustr(d, args);
     };
     let settings: [(&str, &[&str]); 3] = [
         ("dbscan", &["--eps", "0.3", "--min-samples", "2"]),

@@ -2,7 +2,10 @@
 //! (tests/fixtures/make_sparse_fixtures.py): every form of one matrix reads as its dense form,
 //! and malformed files are refused with their name (and line, for text).
 
+mod common;
+
 use clustr::data::{read_matrix, read_sparse, Csr};
+use common::run_clustr;
 use ndarray::Array2;
 use std::path::PathBuf;
 
@@ -97,30 +100,16 @@ fn the_cli_fits_sparse_files_as_their_dense_form() {
     let dir = tempfile::tempdir().unwrap();
     for cmd in ["kmeans", "minibatch-kmeans"] {
         let fit = |input: &str| {
-            let labels = dir.path().join(format!("{cmd}-{input}.csv"));
-            let out = std::process::Command::new(env!("CARGO_BIN_EXE_clustr"))
-                .args([
-                    cmd,
-                    fixture(input).to_str().unwrap(),
-                    "--k",
-                    "2",
-                    "--seed",
-                    "3",
-                    "--json",
-                ])
-                .args(["--batch-size", "4"].iter().filter(|_| cmd != "kmeans"))
-                .arg("--labels-out")
-                .arg(&labels)
-                .output()
-                .unwrap();
-            assert!(
-                out.status.success(),
-                "{cmd} {input}: {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-            let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+            let labels = format!("{cmd}-{input}.csv");
+            let path = fixture(input);
+            let mut args = vec![cmd, path.to_str().unwrap(), "--k", "2", "--seed", "3", "--json"];
+            if cmd != "kmeans" {
+                args.extend(["--batch-size", "4"]);
+            }
+            args.extend(["--labels-out", &labels]);
+            let report: serde_json::Value = serde_json::from_slice(&run_clustr(dir.path(), &args)).unwrap();
             (
-                std::fs::read_to_string(labels).unwrap(),
+                std::fs::read_to_string(dir.path().join(labels)).unwrap(),
                 report["inertia"].as_f64().unwrap(),
             )
         };
@@ -159,20 +148,13 @@ fn the_cli_density_methods_fit_sparse_files_as_their_dense_form() {
     for (cmd, args) in settings {
         for metric in ["euclidean", "manhattan"] {
             let fit = |input: &str| {
-                let labels = dir.path().join(format!("{cmd}-{metric}-{input}.csv"));
-                let out = std::process::Command::new(env!("CARGO_BIN_EXE_clustr"))
-                    .args([cmd, fixture(input).to_str().unwrap(), "--metric", metric])
-                    .args(args)
-                    .arg("--labels-out")
-                    .arg(&labels)
-                    .output()
-                    .unwrap();
-                assert!(
-                    out.status.success(),
-                    "{cmd} {metric} {input}: {}",
-                    String::from_utf8_lossy(&out.stderr)
-                );
-                std::fs::read_to_string(labels).unwrap()
+                let labels = format!("{cmd}-{metric}-{input}.csv");
+                let path = fixture(input);
+                let mut all = vec![cmd, path.to_str().unwrap(), "--metric", metric];
+                all.extend(args.iter());
+                all.extend(["--labels-out", &labels]);
+                run_clustr(dir.path(), &all);
+                std::fs::read_to_string(dir.path().join(labels)).unwrap()
             };
             let dense_labels = fit("dense.npy");
             assert!(
@@ -197,7 +179,7 @@ fn the_cli_kmedoids_methods_fit_sparse_files_as_their_dense_form() {
             let fit = |input: &str| {
                 let labels = format!("{cmd}-{metric}-{input}.csv");
                 let input = fixture(input);
-                let out = clustr(
+                let out = run_clustr(
                     dir.path(),
                     &[
                         cmd,
@@ -238,21 +220,6 @@ fn the_cli_kmedoids_methods_fit_sparse_files_as_their_dense_form() {
     }
 }
 
-/// Runs clustr with `args` in `dir`, asserting that it succeeds; its standard output.
-fn clustr(dir: &std::path::Path, args: &[&str]) -> Vec<u8> {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_clustr"))
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out.stdout
-}
-
 /// `clustr predict` assigns a sparse file as sparse rows with a k-means or mini-batch model
 /// (fitted on sparse or dense rows): the labels and distances of the same rows stored dense.
 #[test]
@@ -260,7 +227,7 @@ fn predict_assigns_sparse_files_as_their_dense_form() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let clustr = |args: &[&str]| {
-        clustr(d, args);
+        run_clustr(d, args);
     };
     let csr = fixture("csr.npz");
     let (csr, dense) = (csr.to_str().unwrap(), fixture("dense.npy"));

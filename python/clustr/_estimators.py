@@ -1289,12 +1289,13 @@ class HDBSCAN(ClusterMixin, BaseEstimator):
         missing, infinite = np.isnan(row_sums), np.isinf(row_sums)
         finite = ~(missing | infinite)
         fitted = X if finite.all() else X[finite]
-        p = params(self, algorithm=algorithm, metric="precomputed", min_samples=min_samples,
-                   max_cluster_size=self.max_cluster_size or None)
+        # (a metric clustr does not compute: fitted as its precomputed matrix)
+        p = params(self, algorithm=algorithm, metric=metric.name if metric.native else "precomputed",
+                   min_samples=min_samples, max_cluster_size=self.max_cluster_size or None)
         if precomputed and sp.issparse(X):
             out = _sparse_precomputed_fit(X, min_samples, self.alpha, metric.kwargs.get("max_distance", 0.0), p)
         elif metric.native or precomputed:
-            out = _clustr.hdbscan_fit(rows(fitted), {**p, "metric": metric.name or "precomputed"})
+            out = _clustr.hdbscan_fit(rows(fitted), p)
         else:
             out = _clustr.hdbscan_fit(metric.distances(fitted, n_jobs=self.n_jobs), p)
         self.backend_ = out["backend"]

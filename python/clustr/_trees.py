@@ -92,10 +92,9 @@ class CondensedTree(_Matrix):
         for p, c, lam, size in m:
             p, c = int(p), int(c)
             leaving.setdefault(p, []).append((lam, size))
-            if size > 1 or c >= root:
-                if c >= root:
-                    birth[c], parent[c] = lam, p
-                    leaving.setdefault(c, [])
+            if c >= root:
+                birth[c], parent[c] = lam, p
+                leaving.setdefault(c, [])
         return root, birth, parent, leaving
 
     def plot(self, leaf_separation=1, cmap="viridis", select_clusters=False, label_clusters=False,

@@ -404,31 +404,23 @@ impl Hdbscan {
             });
         }
         // A tree: every edge joins two parts not yet joined.
-        let mut part: Vec<usize> = (0..n).collect();
-        fn root(part: &mut [usize], mut x: usize) -> usize {
-            while part[x] != x {
-                part[x] = part[part[x]];
-                x = part[x];
-            }
-            x
-        }
+        let mut parts = mst::UnionFind::new(n);
         for e in &edges {
+            let edge = || format!("({}, {}, {})", e.a, e.b, e.w);
             if e.a >= n || e.b >= n || e.w.is_nan() || e.w < 0.0 {
                 return Err(Error::param(
                     "spanning tree edge",
-                    format!("({}, {}, {})", e.a, e.b, e.w),
+                    edge(),
                     format!("needs ends below {n} and a weight at least 0"),
                 ));
             }
-            let (ra, rb) = (root(&mut part, e.a), root(&mut part, e.b));
-            if ra == rb {
+            if !parts.union(e.a, e.b) {
                 return Err(Error::param(
                     "spanning tree edge",
-                    format!("({}, {}, {})", e.a, e.b, e.w),
+                    edge(),
                     "closes a cycle: the edges are not a tree",
                 ));
             }
-            part[ra] = rb;
         }
         edges.sort_by(|a, b| a.w.total_cmp(&b.w));
         Ok(self.finish(n, core_distances, &edges))

@@ -223,10 +223,10 @@ pub(crate) fn simplify(rows: &[CondensedRow], n: usize, threshold: f64) -> Vec<C
         birth[r.parent - n] = r.lambda as f32;
     }
     let mut parent_of: Vec<usize> = (n..n + count).collect();
-    let mut leave_at: std::collections::HashMap<usize, f64> = std::collections::HashMap::new();
-    let mut i = cluster_rows.len() - 1;
-    while i >= 1 {
-        let (a, b) = (cluster_rows[i - 1], cluster_rows[i]);
+    let mut leave_at: Vec<Option<f64>> = vec![None; count];
+    // (sibling rows come in pairs; the last pair first)
+    for pair in cluster_rows.chunks_exact(2).rev() {
+        let (a, b) = (pair[0], pair[1]);
         let (parent, death) = (b.parent, b.lambda);
         let births = [birth[a.child - n], birth[b.child - n]];
         let highest = births[0].max(births[1]);
@@ -237,15 +237,11 @@ pub(crate) fn simplify(rows: &[CondensedRow], n: usize, threshold: f64) -> Vec<C
             if leaf[children[stronger] - n] {
                 leaf[parent - n] = true;
             } else {
-                leave_at.insert(children[1 - stronger], death);
+                leave_at[children[1 - stronger] - n] = Some(death);
             }
             parent_of[a.child - n] = parent;
             parent_of[b.child - n] = parent;
         }
-        if i < 2 {
-            break;
-        }
-        i -= 2;
     }
     // Each cluster's surviving ancestor (parents have smaller ids), then consecutive numbers.
     for c in 0..count {
@@ -267,7 +263,7 @@ pub(crate) fn simplify(rows: &[CondensedRow], n: usize, threshold: f64) -> Vec<C
             } else {
                 renumber(parent_of[r.child - n])
             },
-            lambda: leave_at.get(&r.parent).copied().unwrap_or(r.lambda),
+            lambda: leave_at[r.parent - n].unwrap_or(r.lambda),
             size: r.size,
         })
         .collect();

@@ -59,23 +59,30 @@ fn wide<F: crate::scalar::Scalar>(a: Array2<F>) -> Array2<f64> {
     a.mapv(|v| v.to_f64_exact())
 }
 
-impl Assign for KMeansModel<f64> {
-    fn predict(&self, x: ArrayView2<f64>) -> Result<Vec<i64>> {
-        Predict::predict(self, &x)
-    }
-    fn transform(&self, x: ArrayView2<f64>) -> Option<Result<Array2<f64>>> {
-        Some(KMeansModel::transform(self, x))
-    }
-    fn takes_sparse(&self) -> bool {
-        true
-    }
-    fn predict_sparse(&self, x: CsrView<f64>) -> Result<Vec<i64>> {
-        Predict::predict(self, &x)
-    }
-    fn transform_sparse(&self, x: CsrView<f64>) -> Option<Result<Array2<f64>>> {
-        Some(KMeansModel::transform_sparse(self, x))
-    }
+/// The k-means models, which assign dense and sparse rows alike.
+macro_rules! assign_dense_and_sparse {
+    ($($model:ident),*) => {$(
+        impl Assign for $model<f64> {
+            fn predict(&self, x: ArrayView2<f64>) -> Result<Vec<i64>> {
+                Predict::predict(self, &x)
+            }
+            fn transform(&self, x: ArrayView2<f64>) -> Option<Result<Array2<f64>>> {
+                Some($model::transform(self, x))
+            }
+            fn takes_sparse(&self) -> bool {
+                true
+            }
+            fn predict_sparse(&self, x: CsrView<f64>) -> Result<Vec<i64>> {
+                Predict::predict(self, &x)
+            }
+            fn transform_sparse(&self, x: CsrView<f64>) -> Option<Result<Array2<f64>>> {
+                Some($model::transform_sparse(self, x))
+            }
+        }
+    )*};
 }
+
+assign_dense_and_sparse!(KMeansModel, MiniBatchKMeansModel);
 
 impl Assign for BisectingKMeansModel<f64> {
     fn predict(&self, x: ArrayView2<f64>) -> Result<Vec<i64>> {
@@ -83,24 +90,6 @@ impl Assign for BisectingKMeansModel<f64> {
     }
     fn transform(&self, x: ArrayView2<f64>) -> Option<Result<Array2<f64>>> {
         Some(BisectingKMeansModel::transform(self, x))
-    }
-}
-
-impl Assign for MiniBatchKMeansModel<f64> {
-    fn predict(&self, x: ArrayView2<f64>) -> Result<Vec<i64>> {
-        Predict::predict(self, &x)
-    }
-    fn transform(&self, x: ArrayView2<f64>) -> Option<Result<Array2<f64>>> {
-        Some(MiniBatchKMeansModel::transform(self, x))
-    }
-    fn takes_sparse(&self) -> bool {
-        true
-    }
-    fn predict_sparse(&self, x: CsrView<f64>) -> Result<Vec<i64>> {
-        Predict::predict(self, &x)
-    }
-    fn transform_sparse(&self, x: CsrView<f64>) -> Option<Result<Array2<f64>>> {
-        Some(MiniBatchKMeansModel::transform_sparse(self, x))
     }
 }
 

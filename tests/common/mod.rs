@@ -23,3 +23,20 @@ pub fn in_pool<T: Send>(threads: usize, f: impl FnOnce() -> T + Send) -> T {
         .unwrap()
         .install(f)
 }
+
+/// Runs the clustr binary with `args` in `dir`, asserting that it succeeds; its standard
+/// output.
+#[allow(dead_code)] // not every test binary uses every helper
+pub fn run_clustr(dir: &std::path::Path, args: &[&str]) -> Vec<u8> {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_clustr"))
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
