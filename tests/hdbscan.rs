@@ -5,7 +5,7 @@ mod common;
 
 use clustr::data::{read_labels, read_matrix};
 use clustr::density::hdbscan::{single_linkage, Cut};
-use clustr::density::{ClusterSelection, Edge, Hdbscan, HdbscanModel};
+use clustr::density::{ClusterSelection, CondensedRow, Edge, Hdbscan, HdbscanModel, HdbscanPredictor};
 use clustr::metric::EARTH_RADIUS_KM;
 use clustr::{DenseMatrix, Fit, MetricKind};
 use ndarray::Array2;
@@ -354,4 +354,125 @@ fn a_given_spanning_tree_gives_the_fit_it_came_from() {
     let mut negative = edges;
     negative[0].w = -1.0;
     assert!(h.fit_spanning_tree(n, negative, core).is_err());
+}
+
+/// The `hdbscan` package's condensed tree of a prediction fixture as clustr's rows.
+fn package_tree(name: &str) -> Vec<CondensedRow> {
+    matrix(&format!("predict_{name}_condensed.npy"))
+        .rows()
+        .into_iter()
+        .map(|r| CondensedRow {
+            parent: r[0] as usize,
+            child: r[1] as usize,
+            lambda: r[2],
+            size: r[3] as usize,
+        })
+        .collect()
+}
+
+fn assert_close(what: &str, got: &[f64], want: &[f64], tol: f64) {
+    assert_eq!(got.len(), want.len(), "{what}: lengths");
+    for (i, (g, w)) in got.iter().zip(want).enumerate() {
+        assert!(g.is_finite(), "{what}[{i}] = {g}");
+        assert!((g - w).abs() <= tol, "{what}[{i}]: {g} against the package's {w}");
+    }
+}
+
+/// Prediction and soft clustering equal the `hdbscan` package's (approximate_predict with the
+/// connecting points, membership_vector, all_points_membership_vectors) within 1e-9, computed
+/// from its own condensed tree and selected clusters.
+///
+/// clustr's own fit is not always the package's condensed tree: with min_samples ≥ 2 the
+/// mutual reachability ties many edges, and a point that leaves a cluster at a tied height can
+/// leave from the other of two sibling clusters (here in all three cases; in the leaf case the
+/// ties also move a few points between leaves). In the excess-of-mass cases its labels are the
+/// package's, and so are the new points' labels, strengths and membership vectors and all but
+/// a few training points' membership vectors.
+#[test]
+fn prediction_equals_the_hdbscan_package() {
+    let meta = meta();
+    let cases = meta["prediction"]["cases"].as_object().unwrap();
+    assert_eq!(cases.len(), 3);
+    for (name, p) in cases {
+        let x = matrix(&format!("predict_{name}_x.npy"));
+        let new = matrix(&format!("predict_{name}_new.npy"));
+        let package_m = p["min_samples"].as_u64().unwrap() as usize;
+        let selected: Vec<usize> = ints(&format!("predict_{name}_selected.npy"))
+            .into_iter()
+            .map(|c| c as usize)
+            .collect();
+        let tree = package_tree(name);
+        let pr = HdbscanPredictor::new(x.clone(), MetricKind::Euclidean, package_m + 1, tree.clone(), selected).unwrap();
+        let got = pr.approximate_predict(new.view()).unwrap();
+        let labels = ints(&format!("predict_{name}_labels.npy"));
+        assert_eq!(got.labels, labels, "{name}: labels");
+        assert_eq!(got.neighbors, ints(&format!("predict_{name}_neighbours.npy")), "{name}: neighbours");
+        let strengths = floats(&format!("predict_{name}_strengths.npy"));
+        assert_close(&format!("{name}: strengths"), &got.probabilities, &strengths, 1e-12);
+        assert!(labels.iter().any(|&l| l == -1) && labels.iter().any(|&l| l >= 0));
+        let membership = matrix(&format!("predict_{name}_membership.npy"));
+        let m = pr.membership_vectors(new.view()).unwrap();
+        assert_eq!(m.dim(), membership.dim());
+        assert_close(&format!("{name}: membership"), m.as_slice().unwrap(), membership.as_slice().unwrap(), 1e-9);
+        let all_points = matrix(&format!("predict_{name}_all_points.npy"));
+        let all = pr.all_points_membership_vectors().unwrap();
+        assert_eq!(all.dim(), all_points.dim());
+        assert_close(&format!("{name}: all points"), all.as_slice().unwrap(), all_points.as_slice().unwrap(), 1e-9);
+
+        // clustr's own fit, with the package's min_samples + 1
+        let mut h = estimator(p);
+        h.min_samples = Some(package_m + 1);
+        let fit = h.fit(&x.view()).unwrap();
+        let own = fit.predictor(x.view(), &h).unwrap();
+        if name.starts_with("blobs") {
+            assert_eq!(fit.labels, ints(&format!("predict_{name}_fit_labels.npy")), "{name}: fit labels");
+            let got = own.approximate_predict(new.view()).unwrap();
+            assert_eq!(got.labels, labels, "{name}: labels from clustr's fit");
+            assert_close(&format!("{name}: strengths from clustr's fit"), &got.probabilities, &strengths, 1e-12);
+            let m = own.membership_vectors(new.view()).unwrap();
+            assert_close(&format!("{name}: membership"), m.as_slice().unwrap(), membership.as_slice().unwrap(), 1e-9);
+            let all = own.all_points_membership_vectors().unwrap();
+            let differ = all.iter().zip(all_points.iter()).filter(|(a, b)| (*a - *b).abs() > 1e-9).count();
+            assert!(differ * 200 < all.len(), "{name}: {differ} of {} entries differ", all.len());
+        }
+    }
+}
+
+/// A saved predictor loads back to the same predictions; a tampered tree is refused with a
+/// message, never a panic.
+#[test]
+fn hdbscan_model_files_round_trip_and_refuse_tampering() {
+    use clustr::model_file::SaveLoad;
+    let x = matrix("predict_blobs_x.npy");
+    let new = matrix("predict_blobs_new.npy");
+    let h = Hdbscan::new(20).min_samples(6);
+    let pr = h.fit(&x.view()).unwrap().predictor(x.view(), &h).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("m.json");
+    pr.save(&path).unwrap();
+    let back = HdbscanPredictor::load(&path).unwrap();
+    assert_eq!(
+        back.approximate_predict(new.view()).unwrap(),
+        pr.approximate_predict(new.view()).unwrap()
+    );
+    assert_eq!(back.membership_vectors(new.view()).unwrap(), pr.membership_vectors(new.view()).unwrap());
+    let text = std::fs::read_to_string(&path).unwrap();
+    let mut v: Value = serde_json::from_str(&text).unwrap();
+    let tamperings: [(&str, fn(&mut Value)); 5] = [
+        ("a point twice", |m| m["tree_child"]["data"][0] = m["tree_child"]["data"][1].clone()),
+        ("a parent below its child", |m| m["tree_parent"]["data"][0] = serde_json::json!(1e9)),
+        ("a NaN-free negative λ", |m| m["tree_lambda"]["data"][0] = serde_json::json!(-1.0)),
+        ("a cluster id out of range", |m| m["selected"]["data"][0] = serde_json::json!(99999999)),
+        ("min_samples 0", |m| m["min_samples"] = serde_json::json!(0)),
+    ];
+    for (what, tamper) in tamperings {
+        let mut t = v.clone();
+        tamper(&mut t["model"]);
+        std::fs::write(&path, serde_json::to_string(&t).unwrap()).unwrap();
+        let e = HdbscanPredictor::load(&path).unwrap_err().to_string();
+        assert!(!e.is_empty() && !e.contains('\n'), "{what}: {e}");
+    }
+    v["model"]["tree_lambda"]["data"] = serde_json::json!("not an array");
+    std::fs::write(&path, serde_json::to_string(&v).unwrap()).unwrap();
+    assert!(HdbscanPredictor::load(&path).is_err());
 }

@@ -19,6 +19,7 @@
 use super::hierarchy::{self, ClusterSelection, CondensedRow, Merge, Selection};
 use super::index::{IndexKind, NeighborIndex};
 use super::mst::{self, Edge};
+use super::prediction::HdbscanPredictor;
 use super::sparse_hoods::{Neighbourhoods, SparseRows};
 use crate::data::validate::check_points;
 use crate::data::CsrView;
@@ -115,6 +116,19 @@ impl Clustering for HdbscanModel {
 }
 
 impl HdbscanModel {
+    /// What predicts new points and soft clustering from this fit on `points` (the rows the
+    /// fit saw) with `params` (its metric and min_samples): see [`HdbscanPredictor`].
+    pub fn predictor<F: Scalar>(&self, points: ArrayView2<'_, F>, params: &Hdbscan) -> Result<HdbscanPredictor> {
+        crate::data::validate::check_same_len("labels of the fitted points", self.labels.len(), points.nrows())?;
+        HdbscanPredictor::new(
+            points.mapv(|v| v.to_f64_exact()),
+            params.metric,
+            params.effective_min_samples(),
+            self.condensed_tree.clone(),
+            self.selected_clusters.clone(),
+        )
+    }
+
     /// Points labelled noise.
     pub fn n_noise(&self) -> usize {
         self.labels.iter().filter(|&&l| l == NOISE).count()

@@ -12,6 +12,7 @@ pub mod index;
 pub mod linkage;
 pub(crate) mod mst;
 pub mod optics;
+pub mod prediction;
 mod sparse_hoods;
 
 /// What to use instead when a density method's index does not fit (see [`crate::memory`]).
@@ -22,3 +23,4 @@ pub use index::{IndexKind, NeighborIndex};
 pub use linkage::{SingleLinkage, SingleLinkageModel};
 pub use mst::Edge;
 pub use optics::{Extraction, Optics, OpticsModel};
+pub use prediction::{ApproximatePrediction, HdbscanPredictor};

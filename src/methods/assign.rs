@@ -2,7 +2,7 @@
 //! `clustr predict` loads, and the loader each [`super::ModelFile`] names.
 
 use crate::data::CsrView;
-use crate::density::CorePointPredictor;
+use crate::density::{CorePointPredictor, HdbscanPredictor};
 use crate::error::Result;
 use crate::estimator::Predict;
 use crate::kernel::{IpRffMkpkmModel, PowerKMeansModel, RffKpkmModel};
@@ -132,6 +132,23 @@ impl Assign for CorePointPredictor {
     }
     fn gives_distances(&self) -> bool {
         false
+    }
+}
+
+/// New points as the `hdbscan` package's `approximate_predict`; their membership vectors
+/// (soft clustering) as the probabilities.
+impl Assign for HdbscanPredictor {
+    fn predict(&self, x: ArrayView2<f64>) -> Result<Vec<i64>> {
+        Ok(self.approximate_predict(x)?.labels)
+    }
+    fn predict_proba(&self, x: ArrayView2<f64>) -> Option<Result<Array2<f64>>> {
+        Some(self.membership_vectors(x))
+    }
+    fn gives_distances(&self) -> bool {
+        false
+    }
+    fn gives_proba(&self) -> bool {
+        true
     }
 }
 

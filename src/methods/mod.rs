@@ -27,7 +27,7 @@
 //! ```
 
 use crate::backend::{AnyBackend, BackendChoice};
-use crate::density::{CorePointPredictor, Dbscan, Hdbscan, Optics, SingleLinkage};
+use crate::density::{CorePointPredictor, Dbscan, Hdbscan, HdbscanPredictor, Optics, SingleLinkage};
 use crate::error::{Error, Result};
 use crate::estimator::{Clustering, Fit};
 use crate::kernel::{
@@ -255,7 +255,10 @@ pub static METHODS: &[Method] = &[
         select_k: false,
         device: None,
         distributed: false,
-        model: None,
+        model: Some(ModelFile {
+            tag: <HdbscanPredictor as SaveLoad>::ALGORITHM,
+            load: load::<HdbscanPredictor>,
+        }),
         fit: Some(|x, m| boxed(Hdbscan::new(m.max(2)).fit(&x))),
         defaults: || {
             let e = Hdbscan::new(5);
