@@ -402,22 +402,48 @@ fn prediction_equals_the_hdbscan_package() {
             .map(|c| c as usize)
             .collect();
         let tree = package_tree(name);
-        let pr = HdbscanPredictor::new(x.clone(), MetricKind::Euclidean, package_m + 1, tree.clone(), selected).unwrap();
+        let pr = HdbscanPredictor::new(
+            x.clone(),
+            MetricKind::Euclidean,
+            package_m + 1,
+            tree.clone(),
+            selected,
+        )
+        .unwrap();
         let got = pr.approximate_predict(new.view()).unwrap();
         let labels = ints(&format!("predict_{name}_labels.npy"));
         assert_eq!(got.labels, labels, "{name}: labels");
-        assert_eq!(got.neighbors, ints(&format!("predict_{name}_neighbours.npy")), "{name}: neighbours");
+        assert_eq!(
+            got.neighbors,
+            ints(&format!("predict_{name}_neighbours.npy")),
+            "{name}: neighbours"
+        );
         let strengths = floats(&format!("predict_{name}_strengths.npy"));
-        assert_close(&format!("{name}: strengths"), &got.probabilities, &strengths, 1e-12);
+        assert_close(
+            &format!("{name}: strengths"),
+            &got.probabilities,
+            &strengths,
+            1e-12,
+        );
         assert!(labels.iter().any(|&l| l == -1) && labels.iter().any(|&l| l >= 0));
         let membership = matrix(&format!("predict_{name}_membership.npy"));
         let m = pr.membership_vectors(new.view()).unwrap();
         assert_eq!(m.dim(), membership.dim());
-        assert_close(&format!("{name}: membership"), m.as_slice().unwrap(), membership.as_slice().unwrap(), 1e-9);
+        assert_close(
+            &format!("{name}: membership"),
+            m.as_slice().unwrap(),
+            membership.as_slice().unwrap(),
+            1e-9,
+        );
         let all_points = matrix(&format!("predict_{name}_all_points.npy"));
         let all = pr.all_points_membership_vectors().unwrap();
         assert_eq!(all.dim(), all_points.dim());
-        assert_close(&format!("{name}: all points"), all.as_slice().unwrap(), all_points.as_slice().unwrap(), 1e-9);
+        assert_close(
+            &format!("{name}: all points"),
+            all.as_slice().unwrap(),
+            all_points.as_slice().unwrap(),
+            1e-9,
+        );
 
         // clustr's own fit, with the package's min_samples + 1
         let mut h = estimator(p);
@@ -425,15 +451,37 @@ fn prediction_equals_the_hdbscan_package() {
         let fit = h.fit(&x.view()).unwrap();
         let own = fit.predictor(x.view(), &h).unwrap();
         if name.starts_with("blobs") {
-            assert_eq!(fit.labels, ints(&format!("predict_{name}_fit_labels.npy")), "{name}: fit labels");
+            assert_eq!(
+                fit.labels,
+                ints(&format!("predict_{name}_fit_labels.npy")),
+                "{name}: fit labels"
+            );
             let got = own.approximate_predict(new.view()).unwrap();
             assert_eq!(got.labels, labels, "{name}: labels from clustr's fit");
-            assert_close(&format!("{name}: strengths from clustr's fit"), &got.probabilities, &strengths, 1e-12);
+            assert_close(
+                &format!("{name}: strengths from clustr's fit"),
+                &got.probabilities,
+                &strengths,
+                1e-12,
+            );
             let m = own.membership_vectors(new.view()).unwrap();
-            assert_close(&format!("{name}: membership"), m.as_slice().unwrap(), membership.as_slice().unwrap(), 1e-9);
+            assert_close(
+                &format!("{name}: membership"),
+                m.as_slice().unwrap(),
+                membership.as_slice().unwrap(),
+                1e-9,
+            );
             let all = own.all_points_membership_vectors().unwrap();
-            let differ = all.iter().zip(all_points.iter()).filter(|(a, b)| (*a - *b).abs() > 1e-9).count();
-            assert!(differ * 200 < all.len(), "{name}: {differ} of {} entries differ", all.len());
+            let differ = all
+                .iter()
+                .zip(all_points.iter())
+                .filter(|(a, b)| (*a - *b).abs() > 1e-9)
+                .count();
+            assert!(
+                differ * 200 < all.len(),
+                "{name}: {differ} of {} entries differ",
+                all.len()
+            );
         }
     }
 }
@@ -455,14 +503,25 @@ fn hdbscan_model_files_round_trip_and_refuse_tampering() {
         back.approximate_predict(new.view()).unwrap(),
         pr.approximate_predict(new.view()).unwrap()
     );
-    assert_eq!(back.membership_vectors(new.view()).unwrap(), pr.membership_vectors(new.view()).unwrap());
+    assert_eq!(
+        back.membership_vectors(new.view()).unwrap(),
+        pr.membership_vectors(new.view()).unwrap()
+    );
     let text = std::fs::read_to_string(&path).unwrap();
     let mut v: Value = serde_json::from_str(&text).unwrap();
     let tamperings: [(&str, fn(&mut Value)); 5] = [
-        ("a point twice", |m| m["tree_child"]["data"][0] = m["tree_child"]["data"][1].clone()),
-        ("a parent below its child", |m| m["tree_parent"]["data"][0] = serde_json::json!(1e9)),
-        ("a NaN-free negative λ", |m| m["tree_lambda"]["data"][0] = serde_json::json!(-1.0)),
-        ("a cluster id out of range", |m| m["selected"]["data"][0] = serde_json::json!(99999999)),
+        ("a point twice", |m| {
+            m["tree_child"]["data"][0] = m["tree_child"]["data"][1].clone()
+        }),
+        ("a parent below its child", |m| {
+            m["tree_parent"]["data"][0] = serde_json::json!(1e9)
+        }),
+        ("a NaN-free negative λ", |m| {
+            m["tree_lambda"]["data"][0] = serde_json::json!(-1.0)
+        }),
+        ("a cluster id out of range", |m| {
+            m["selected"]["data"][0] = serde_json::json!(99999999)
+        }),
         ("min_samples 0", |m| m["min_samples"] = serde_json::json!(0)),
     ];
     for (what, tamper) in tamperings {

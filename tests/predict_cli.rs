@@ -470,3 +470,121 @@ fn tampered_models_far_points_and_large_files_are_refused() {
         &[],
     );
 }
+
+/// HDBSCAN: `--model-out` and `clustr predict` give the library's approximate_predict and
+/// membership vectors, `--membership-out` its all-points membership vectors; several
+/// `--min-cluster-size` values give each value's own fit (same min_samples) from one tree;
+/// what needs one value or the points is refused.
+#[test]
+fn hdbscan_models_soft_clustering_and_several_min_cluster_sizes() {
+    use clustr::density::Hdbscan;
+    use clustr::Fit;
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let data = clustr::datasets::Blobs::new(800, 4)
+        .seed(5)
+        .generate()
+        .unwrap()
+        .data;
+    let x = ndarray::concatenate![
+        ndarray::Axis(0),
+        data,
+        ndarray::array![[40.0, 40.0], [-40.0, 3.0]]
+    ];
+    let new = ndarray::array![[0.0, 0.0], [100.0, 100.0], [x[[3, 0]], x[[3, 1]]]];
+    ndarray_npy::write_npy(d.join("x.npy"), &x).unwrap();
+    ndarray_npy::write_npy(d.join("new.npy"), &new).unwrap();
+    ok(
+        d,
+        &[
+            "hdbscan",
+            "x.npy",
+            "--min-cluster-size",
+            "15",
+            "--model-out",
+            "h.json",
+            "--membership-out",
+            "all.npy",
+            "--quiet",
+        ],
+    );
+    ok(
+        d,
+        &[
+            "predict",
+            "h.json",
+            "new.npy",
+            "--labels-out",
+            "l.npy",
+            "--proba-out",
+            "p.npy",
+            "--quiet",
+        ],
+    );
+    let h = Hdbscan::new(15);
+    let predictor = h.fit(&x.view()).unwrap().predictor(x.view(), &h).unwrap();
+    let want = predictor.approximate_predict(new.view()).unwrap();
+    assert_eq!(labels(d, "l.npy"), want.labels);
+    assert_eq!(want.labels[1], -1);
+    let read = |name: &str| -> ndarray::Array2<f64> { ndarray_npy::read_npy(d.join(name)).unwrap() };
+    assert_eq!(read("p.npy"), predictor.membership_vectors(new.view()).unwrap());
+    assert_eq!(
+        read("all.npy"),
+        predictor.all_points_membership_vectors().unwrap()
+    );
+    assert!(predictor.n_clusters() >= 2);
+
+    ok(
+        d,
+        &[
+            "hdbscan",
+            "x.npy",
+            "--min-cluster-size",
+            "8,15,40",
+            "--labels-out",
+            "m.npy",
+            "--quiet",
+        ],
+    );
+    for v in [8, 15, 40] {
+        let fit = Hdbscan::new(v).min_samples(8).fit(&x.view()).unwrap();
+        assert_eq!(
+            labels(d, &format!("m.mcs{v}.npy")),
+            fit.labels,
+            "min_cluster_size {v}"
+        );
+    }
+    assert!(!d.join("m.npy").exists());
+    refused(
+        d,
+        &[
+            "hdbscan",
+            "x.npy",
+            "--min-cluster-size",
+            "8,15",
+            "--model-out",
+            "z.json",
+        ],
+        "--model-out",
+        &["z.json"],
+    );
+    refused(
+        d,
+        &[
+            "hdbscan",
+            "x.npy",
+            "--min-cluster-size",
+            "8,1",
+            "--labels-out",
+            "z.npy",
+        ],
+        "min_cluster_size",
+        &["z.mcs8.npy"],
+    );
+    refused(
+        d,
+        &["hdbscan", "x.npy", "--precomputed", "--model-out", "z.json"],
+        "--model-out",
+        &["z.json"],
+    );
+}

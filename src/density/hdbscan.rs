@@ -118,8 +118,16 @@ impl Clustering for HdbscanModel {
 impl HdbscanModel {
     /// What predicts new points and soft clustering from this fit on `points` (the rows the
     /// fit saw) with `params` (its metric and min_samples): see [`HdbscanPredictor`].
-    pub fn predictor<F: Scalar>(&self, points: ArrayView2<'_, F>, params: &Hdbscan) -> Result<HdbscanPredictor> {
-        crate::data::validate::check_same_len("labels of the fitted points", self.labels.len(), points.nrows())?;
+    pub fn predictor<F: Scalar>(
+        &self,
+        points: ArrayView2<'_, F>,
+        params: &Hdbscan,
+    ) -> Result<HdbscanPredictor> {
+        crate::data::validate::check_same_len(
+            "labels of the fitted points",
+            self.labels.len(),
+            points.nrows(),
+        )?;
         HdbscanPredictor::new(
             points.mapv(|v| v.to_f64_exact()),
             params.metric,
@@ -127,6 +135,11 @@ impl HdbscanModel {
             self.condensed_tree.clone(),
             self.selected_clusters.clone(),
         )
+    }
+
+    /// The stability Σ (λ − λ_birth) · size of each selected cluster, in label order.
+    pub fn cluster_stabilities(&self) -> Vec<f64> {
+        hierarchy::stabilities(&self.condensed_tree, self.labels.len(), &self.selected_clusters)
     }
 
     /// Points labelled noise.

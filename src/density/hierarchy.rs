@@ -541,6 +541,13 @@ pub(crate) fn labels_and_probabilities(
     (labels, probabilities, selected)
 }
 
+/// The excess-of-mass stability of each of the `selected` clusters (ids of the tree).
+pub(crate) fn stabilities(rows: &[CondensedRow], n: usize, selected: &[usize]) -> Vec<f64> {
+    let tree = ClusterTree::new(rows, n);
+    let stability = tree.stability();
+    selected.iter().map(|&c| stability[c - tree.root]).collect()
+}
+
 /// GLOSH outlier scores: (λ_max − λ_point) / λ_max, λ_max the largest λ in the subtree of the
 /// cluster the point falls from. A core distance of 0 (at least min_samples identical points)
 /// makes a λ infinite; the score is then its limit, so every score is finite and in [0, 1]:

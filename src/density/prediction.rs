@@ -438,7 +438,11 @@ fn normalise(v: &mut [f64]) {
 
 /// exp(v − max v), normalised (NaN entries ignored by the max, as numpy's `nanmax`).
 fn softmax(v: &mut [f64]) {
-    let max = v.iter().copied().filter(|x| !x.is_nan()).fold(f64::NEG_INFINITY, f64::max);
+    let max = v
+        .iter()
+        .copied()
+        .filter(|x| !x.is_nan())
+        .fold(f64::NEG_INFINITY, f64::max);
     v.iter_mut().for_each(|x| *x = (*x - max).exp());
     normalise(v);
 }
@@ -497,7 +501,13 @@ impl SaveLoad for HdbscanPredictor {
     type Stored = StoredHdbscan;
     fn to_stored(&self) -> StoredHdbscan {
         let ints = |f: fn(&CondensedRow) -> usize| {
-            StoredArray::from_ints(&self.condensed_tree.iter().map(|r| f(r) as i64).collect::<Vec<_>>())
+            StoredArray::from_ints(
+                &self
+                    .condensed_tree
+                    .iter()
+                    .map(|r| f(r) as i64)
+                    .collect::<Vec<_>>(),
+            )
         };
         let lambda = ndarray::Array1::from_iter(self.condensed_tree.iter().map(|r| r.lambda));
         StoredHdbscan {
@@ -540,7 +550,11 @@ impl SaveLoad for HdbscanPredictor {
         if s.min_samples == 0 {
             return Err(Error::param("min_samples", 0, "must be at least 1"));
         }
-        crate::data::validate::check_magnitude(points.view(), Arithmetic::of_metric(Some(metric)), "HDBSCAN")?;
+        crate::data::validate::check_magnitude(
+            points.view(),
+            Arithmetic::of_metric(Some(metric)),
+            "HDBSCAN",
+        )?;
         HdbscanPredictor::new(points, metric, s.min_samples, rows, selected)
     }
 }

@@ -333,10 +333,13 @@ pub struct HdbscanArgs {
     /// A sparse .npz, .mtx or svmlight file is fitted as sparse rows under euclidean,
     /// sqeuclidean, cosine or manhattan (brute force, O(n) memory), densified otherwise.
     input: PathBuf,
-    /// Smallest cluster (at least 2).
-    #[arg(long, default_value_t = 5)]
-    min_cluster_size: usize,
-    /// Points a core neighbourhood needs, the point itself included (default: min-cluster-size).
+    /// Smallest cluster (at least 2). Several values, comma-separated (5,10,25,50), select
+    /// the clusters of each from one spanning tree: a table of clusters, noise and stability
+    /// per value, and with --labels-out one labels file per value (NAME.mcsV.EXT).
+    #[arg(long, default_value = "5", value_delimiter = ',', num_args = 1)]
+    min_cluster_size: Vec<usize>,
+    /// Points a core neighbourhood needs, the point itself included (default: min-cluster-size;
+    /// with several values, the smallest).
     #[arg(long)]
     min_samples: Option<usize>,
     /// Distance: euclidean, manhattan, chebyshev, minkowski:P, cosine, haversine (km), ...
@@ -380,10 +383,32 @@ pub struct HdbscanArgs {
     /// selected clusters coloured): PNG, or SVG for a .svg name.
     #[arg(long)]
     plot: Option<PathBuf>,
+    /// Write each point's soft cluster membership here (n × clusters, the hdbscan package's
+    /// all_points_membership_vectors; each row sums to the probability of being in some
+    /// cluster).
+    #[arg(long)]
+    membership_out: Option<PathBuf>,
+    // (the model is the training points, the condensed tree and the selected clusters: `clustr
+    // predict` places new points as the hdbscan package's approximate_predict, and its
+    // --proba-out gives their membership vectors)
+    #[command(flatten)]
+    model: ModelOutArg,
     #[command(flatten)]
     exec: ExecArgs,
     #[command(flatten)]
     output: OutputArgs,
+}
+
+/// `path` with `.mcsV` before its extension: one labels file per min_cluster_size.
+fn per_value_path(path: &std::path::Path, v: usize) -> PathBuf {
+    let stem = path
+        .file_stem()
+        .map_or_else(String::new, |s| s.to_string_lossy().into_owned());
+    let name = match path.extension() {
+        Some(e) => format!("{stem}.mcs{v}.{}", e.to_string_lossy()),
+        None => format!("{stem}.mcs{v}"),
+    };
+    path.with_file_name(name)
 }
 
 /// Writes one value per point as an n × 1 matrix.
@@ -396,30 +421,69 @@ fn write_column(path: &std::path::Path, values: &[f64]) -> CliResult {
 pub fn run_hdbscan(a: HdbscanArgs) -> CliResult {
     let started = Instant::now();
     let metric: MetricKind = a.metric.parse()?;
-    let mut params = Hdbscan::new(a.min_cluster_size)
+    let sizes = &a.min_cluster_size;
+    let several = sizes.len() > 1;
+    if several {
+        for (given, flag) in [
+            (a.probabilities_out.is_some(), "--probabilities-out"),
+            (a.outlier_scores_out.is_some(), "--outlier-scores-out"),
+            (a.membership_out.is_some(), "--membership-out"),
+            (a.plot.is_some(), "--plot"),
+            (a.model.model_out.is_some(), "--model-out"),
+        ] {
+            if given {
+                return Err(CliError::usage(format!(
+                    "{flag} takes one --min-cluster-size, not {}",
+                    sizes.len()
+                )));
+            }
+        }
+    }
+    if let Some(&v) = sizes.iter().find(|&&v| v < 2) {
+        return Err(clustr::Error::param("min_cluster_size", v, "must be at least 2").into());
+    }
+    let first = sizes[0];
+    let mut params = Hdbscan::new(first)
         .metric(metric)
         .index(a.index.parse()?)
         .cluster_selection_method(a.selection.parse()?)
         .cluster_selection_epsilon(a.epsilon)
         .alpha(a.alpha)
         .allow_single_cluster(a.allow_single_cluster);
-    params.min_samples = a.min_samples;
+    let min_samples = a.min_samples.unwrap_or(if several {
+        sizes.iter().copied().min().unwrap_or(first)
+    } else {
+        first
+    });
+    params.min_samples = Some(min_samples);
     params.max_cluster_size = a.max_cluster_size;
-    let ((model, d, n, fit_s), ran) = a.exec.run("hdbscan", |_backend| {
+    let ((model, predictor, d, n, fit_s), ran) = a.exec.run("hdbscan", |_backend| {
         if a.precomputed {
             crate::harness::refuse_points_options("a precomputed dissimilarity matrix")?;
+            a.model
+                .refuse_with(Some("prediction needs the points, not their distances"))?;
+            if a.membership_out.is_some() {
+                return Err(CliError::usage(
+                    "--membership-out needs the points, not their distances",
+                ));
+            }
             let d = clustr::DenseMatrix::new(crate::harness::read_matrix::<f64>(&a.input)?)
                 .map_err(|e| CliError::from(e).prefixed(&a.input))?;
             let t = Instant::now();
             let model = params.fit_precomputed(&d)?;
             let n = d.view().nrows();
-            return Ok((model, n, n, secs(t)));
+            return Ok((model, None, n, n, secs(t)));
         }
         if sparse_rows(&a.input, metric) {
+            a.model
+                .refuse_with(Some("the model stores the points densely: not for a sparse file"))?;
+            if a.membership_out.is_some() {
+                return Err(CliError::usage("--membership-out: not for a sparse file"));
+            }
             let x = load_sparse_points::<f64>(&a.input)?;
             let t = Instant::now();
             let model = params.fit(&x.view())?;
-            return Ok((model, x.view().ncols(), x.view().nrows(), secs(t)));
+            return Ok((model, None, x.view().ncols(), x.view().nrows(), secs(t)));
         }
         let x = load_points::<f64>(&a.input)?;
         // Steps: the core distances, then Borůvka's rounds (at most log2 n).
@@ -428,7 +492,12 @@ pub fn run_hdbscan(a: HdbscanArgs) -> CliResult {
         let t = Instant::now();
         let model = params.clone().progress(progress).fit(&x.view())?;
         bar.finish_and_clear();
-        Ok((model, x.ncols(), x.nrows(), secs(t)))
+        // (the predictor, while the points are in memory)
+        let predictor = match a.model.model_out.is_some() || a.membership_out.is_some() {
+            true => Some(model.predictor(x.view(), &params)?),
+            false => None,
+        };
+        Ok((model, predictor, x.ncols(), x.nrows(), secs(t)))
     })?;
     if let Some(p) = &a.probabilities_out {
         write_column(p, &model.probabilities)?;
@@ -443,27 +512,75 @@ pub fn run_hdbscan(a: HdbscanArgs) -> CliResult {
     if let Some(p) = &a.plot {
         model.plot_condensed_tree(p)?;
     }
+    if let (Some(p), Some(pr)) = (&a.membership_out, &predictor) {
+        let m = pr.all_points_membership_vectors()?;
+        let names: Vec<String> = (0..m.ncols()).map(|c| format!("c{c}")).collect();
+        clustr::data::write_matrix(p, m.view(), &names)?;
+    }
+    if let Some(pr) = &predictor {
+        a.model.save(pr)?;
+    }
+    // Every further min_cluster_size from the same tree.
+    let mut by_size = Vec::with_capacity(sizes.len());
+    for &v in sizes {
+        let refit;
+        let m = if v == first {
+            &model
+        } else {
+            let with_v = Hdbscan {
+                min_cluster_size: v,
+                ..params.clone()
+            };
+            refit = with_v.fit_spanning_tree(
+                n,
+                model.minimum_spanning_tree.clone(),
+                model.core_distances.clone(),
+            )?;
+            &refit
+        };
+        if let (true, Some(p)) = (several, &a.labels_out) {
+            clustr::data::write_labels(per_value_path(p, v), &m.labels)?;
+        }
+        let stability: f64 = m.cluster_stabilities().iter().sum();
+        by_size.push(
+            json!({"min_cluster_size": v, "n_clusters": m.n_clusters, "n_noise": m.n_noise(),
+                            "stability": stability}),
+        );
+    }
     let mut extra = serde_json::Map::new();
-    extra.insert("min_cluster_size".into(), json!(a.min_cluster_size));
-    extra.insert(
-        "min_samples".into(),
-        json!(a.min_samples.unwrap_or(a.min_cluster_size)),
-    );
+    extra.insert("min_cluster_size".into(), json!(first));
+    extra.insert("min_samples".into(), json!(min_samples));
     extra.insert("metric".into(), json!(metric.to_string()));
     extra.insert("selection".into(), json!(a.selection));
     extra.insert("cluster_selection_epsilon".into(), json!(a.epsilon));
+    if several {
+        extra.insert("by_min_cluster_size".into(), json!(by_size));
+    }
+    let labels_out = if several { &None } else { &a.labels_out };
     report(
-        "hdbscan",
-        &model,
-        n,
-        d,
-        ran,
-        &a.labels_out,
-        &a.output,
-        fit_s,
-        extra,
-        started,
-    )
+        "hdbscan", &model, n, d, ran, labels_out, &a.output, fit_s, extra, started,
+    )?;
+    if several && !a.output.quiet {
+        errln!("clustr: hdbscan: min_samples {min_samples}, one spanning tree for every min_cluster_size:");
+        errln!(
+            "{:>18} {:>9} {:>9} {:>12}",
+            "min_cluster_size",
+            "clusters",
+            "noise",
+            "stability"
+        );
+        for row in &by_size {
+            let int = |k: &str| row[k].as_u64().unwrap_or(0);
+            errln!(
+                "{:>18} {:>9} {:>9} {:>12.4}",
+                int("min_cluster_size"),
+                int("n_clusters"),
+                int("n_noise"),
+                row["stability"].as_f64().unwrap_or(f64::NAN)
+            );
+        }
+    }
+    Ok(())
 }
 
 #[derive(clap::Args)]

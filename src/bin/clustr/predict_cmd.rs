@@ -17,10 +17,11 @@ pub struct Args {
     /// .npz, .mtx or svmlight file is assigned as sparse rows by the k-means and mini-batch
     /// models, densified for the others.
     input: PathBuf,
-    /// Write each point's cluster here (.npy int32 or .csv; −1 = noise for dbscan).
+    /// Write each point's cluster here (.npy int32 or .csv; −1 = noise for dbscan and hdbscan).
     #[arg(long)]
     labels_out: Option<PathBuf>,
-    /// gmm: write each point's posterior probabilities (n × k) here.
+    /// Write each point's posterior probabilities (gmm) or soft cluster membership (hdbscan:
+    /// the hdbscan package's membership_vector) here, n × k.
     #[arg(long)]
     proba_out: Option<PathBuf>,
     /// Write each point's distance to each centre here (n × k): Euclidean for the k-means
@@ -52,7 +53,7 @@ pub fn run(a: Args) -> CliResult {
     let (gives_proba, gives_distances) = (model.gives_proba(), model.gives_distances());
     if a.proba_out.is_some() && !gives_proba {
         return Err(CliError::usage(format!(
-            "--proba-out: a {algorithm} model gives no probabilities (only gmm)"
+            "--proba-out: a {algorithm} model gives no probabilities (gmm and hdbscan do)"
         )));
     }
     if a.transform_out.is_some() && !gives_distances {
@@ -133,7 +134,7 @@ fn finish(
         errln!(
             "clustr: predict: {algorithm} model, n = {}, {n_clusters} clusters used{}{}, {:.3} s",
             labels.len(),
-            if algorithm == "dbscan" {
+            if algorithm == "dbscan" || algorithm == "hdbscan" {
                 format!(", {n_noise} noise")
             } else {
                 String::new()
