@@ -49,6 +49,9 @@ __all__ = [
     "DBSCAN",
     "OPTICS",
     "HDBSCAN",
+    "approximate_predict",
+    "membership_vector",
+    "all_points_membership_vectors",
     "PowerKMeans",
     "RffKpkm",
     "IpRffMkpkm",
@@ -1148,6 +1151,14 @@ class HDBSCAN(ClusterMixin, BaseEstimator):
     scikit-learn's, from ``weighted_cluster_centroid`` and ``weighted_cluster_medoid``;
     ``dbscan_clustering(cut_distance, min_cluster_size)`` cuts the single-linkage tree as
     scikit-learn's.
+
+    Prediction and soft clustering as the hdbscan package's functions of the same names (its
+    semantics and numbers, from the fitted tree; the package's ``min_samples``, one less than
+    clustr's): ``approximate_predict(X)``, ``membership_vector(X)`` and
+    ``all_points_membership_vectors()`` (n × clusters, written row by row into its output), also
+    as the functions ``clustr.approximate_predict(clusterer, X)`` and so on. They need the
+    points under a metric clustr computes: not for a precomputed matrix, a foreign metric or
+    sparse rows. ``prediction_data`` is accepted (what prediction needs is kept by every fit).
     """
 
     _parameter_constraints = {
@@ -1172,6 +1183,7 @@ class HDBSCAN(ClusterMixin, BaseEstimator):
         "approx_min_span_tree": ["boolean"],
         "gen_min_span_tree": ["boolean"],
         "core_dist_n_jobs": [numbers.Integral, None],
+        "prediction_data": ["boolean"],
         "backend": BACKEND,
         "n_jobs": [numbers.Integral, None],
         "n_threads": THREADS,
@@ -1199,6 +1211,7 @@ class HDBSCAN(ClusterMixin, BaseEstimator):
         core_dist_n_jobs=None,
         cluster_selection_epsilon_max=float("inf"),
         cluster_selection_persistence=0.0,
+        prediction_data=False,
         n_jobs=None, backend="auto", n_threads=None,
         **kwargs,
     ):
@@ -1225,6 +1238,7 @@ class HDBSCAN(ClusterMixin, BaseEstimator):
         self.core_dist_n_jobs = core_dist_n_jobs
         self.cluster_selection_epsilon_max = cluster_selection_epsilon_max
         self.cluster_selection_persistence = cluster_selection_persistence
+        self.prediction_data = prediction_data
         self.backend = backend
         self.n_jobs = n_jobs
         self.n_threads = n_threads
@@ -1312,6 +1326,10 @@ class HDBSCAN(ClusterMixin, BaseEstimator):
         self.minimum_spanning_tree_ = MinimumSpanningTree(out["minimum_spanning_tree"], None if precomputed else fitted)
         self.cluster_persistence_ = _persistence(out["condensed_tree"], out["selected_clusters"], out["labels"])
         self._raw_data = None if precomputed else X
+        self._prediction = None if precomputed or not metric.native or sp.issparse(X) else dict(
+            points=np.ascontiguousarray(fitted, dtype=np.float64), finite=finite, metric=p["metric"],
+            min_samples=min_samples, condensed=np.ascontiguousarray(out["condensed_tree"], dtype=np.float64),
+            selected=[int(c) for c in out["selected_clusters"]])
         k, d = len(self.cluster_persistence_), X.shape[1]
         if self.store_centers in ("centroid", "both"):
             self.centroids_ = np.array([self.weighted_cluster_centroid(c) for c in range(k)]).reshape(k, d)
@@ -1369,6 +1387,74 @@ class HDBSCAN(ClusterMixin, BaseEstimator):
 
     def fit_predict(self, X, y=None):
         return self.fit(X).labels_
+
+    def _predict(self, what, X=None):
+        """The binding's prediction ``what`` from this fit (see ``approximate_predict``)."""
+        check_is_fitted(self)
+        pred = self._prediction
+        if pred is None:
+            raise ValueError(
+                "prediction needs the points under a metric clustr computes: not a precomputed "
+                "matrix, a foreign metric or sparse rows"
+            )
+        new = None
+        if X is not None:
+            new = np.ascontiguousarray(check_array(X, dtype=np.float64), dtype=np.float64)
+            if new.shape[1] != pred["points"].shape[1]:
+                raise ValueError("New points dimension does not match fit data!")
+        return _clustr.hdbscan_prediction(pred["points"], pred["metric"], pred["min_samples"], pred["condensed"],
+                                          pred["selected"], what, new, n_threads(self))
+
+    def approximate_predict(self, X, return_connecting_points=False):
+        """The clusters of new points in this fit (the hdbscan package's
+        ``approximate_predict``): each joins the tree next to its nearest training point in
+        mutual reachability, without changing it. Returns the labels (−1 noise) and membership
+        strengths, and with ``return_connecting_points`` that training point's index."""
+        if self._prediction is not None and not self._prediction["selected"]:
+            warnings.warn("Clusterer does not have any defined clusters, new data will be automatically "
+                          "predicted as noise.", UserWarning)
+        out = self._predict("approximate_predict", X)
+        labels, strengths = out["labels"], out["probabilities"]
+        if not return_connecting_points:
+            return labels, strengths
+        neighbors = out["neighbors"]
+        finite = np.flatnonzero(self._prediction["finite"])
+        return labels, strengths, np.where(neighbors >= 0, finite[np.maximum(neighbors, 0)], -1)
+
+    def membership_vector(self, X):
+        """Soft cluster membership of new points, n × clusters (the hdbscan package's
+        ``membership_vector``): each row sums to the probability that the point is in some
+        cluster."""
+        return self._predict("membership_vector", X)["membership"]
+
+    def all_points_membership_vectors(self):
+        """Soft cluster membership of every training point, n × clusters (the hdbscan
+        package's ``all_points_membership_vectors``; rows with inf or NaN are 0; with no cluster,
+        zeros of length n, as the package)."""
+        m = self._predict("all_points_membership_vectors")["membership"]
+        finite = self._prediction["finite"]
+        if m.shape[1] == 0:
+            return np.zeros(len(finite))
+        if finite.all():
+            return m
+        full = np.zeros((len(finite), m.shape[1]))
+        full[finite] = m
+        return full
+
+
+def approximate_predict(clusterer, points_to_predict, return_connecting_points=False):
+    """The hdbscan package's ``approximate_predict`` for a fitted :class:`HDBSCAN`."""
+    return clusterer.approximate_predict(points_to_predict, return_connecting_points)
+
+
+def membership_vector(clusterer, points_to_predict):
+    """The hdbscan package's ``membership_vector`` for a fitted :class:`HDBSCAN`."""
+    return clusterer.membership_vector(points_to_predict)
+
+
+def all_points_membership_vectors(clusterer):
+    """The hdbscan package's ``all_points_membership_vectors`` for a fitted :class:`HDBSCAN`."""
+    return clusterer.all_points_membership_vectors()
 
 
 def _check_precomputed(D):

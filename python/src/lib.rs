@@ -15,7 +15,9 @@
 //! layer makes them so) and go out as new numpy arrays.
 
 use clustr::density::hdbscan::linkage_matrix;
-use clustr::density::{CondensedRow, Dbscan, Edge, Extraction, Hdbscan, HdbscanModel, IndexKind, Optics};
+use clustr::density::{
+    CondensedRow, Dbscan, Edge, Extraction, Hdbscan, HdbscanModel, HdbscanPredictor, IndexKind, Optics,
+};
 use clustr::kernel::{
     Bandwidth, IpRffMkpkm, PowerInit, PowerKMeans, RandomFourierFeatures, RffKpkm, Schedule,
 };
@@ -1123,6 +1125,66 @@ fn hdbscan_out<'py>(py: Python<'py>, m: HdbscanModel, ran_on: &str) -> PyResult<
     )
 }
 
+/// HDBSCAN on new points and soft clustering (the hdbscan package's prediction functions),
+/// from a fit on `points` (f64) given by its condensed tree (rows parent, child, λ, size) and
+/// selected clusters: `what` is `"approximate_predict"` (labels, probabilities, neighbours of
+/// `new`), `"membership_vector"` (of `new`) or `"all_points_membership_vectors"`.
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+fn hdbscan_prediction<'py>(
+    py: Python<'py>,
+    points: PyReadonlyArray2<'py, f64>,
+    metric_name: &str,
+    min_samples: usize,
+    condensed_tree: PyReadonlyArray2<'py, f64>,
+    selected: Vec<usize>,
+    what: &str,
+    new: Option<PyReadonlyArray2<'py, f64>>,
+    n_threads: usize,
+) -> PyResult<Bound<'py, PyDict>> {
+    let rows: Vec<CondensedRow> = condensed_tree
+        .as_array()
+        .rows()
+        .into_iter()
+        .map(|r| CondensedRow {
+            parent: r[0] as usize,
+            child: r[1] as usize,
+            lambda: r[2],
+            size: r[3] as usize,
+        })
+        .collect();
+    let points = points.as_array().to_owned();
+    let new = new.map(|a| a.as_array().to_owned());
+    let metric = metric(metric_name)?;
+    let needs_new = || {
+        new.as_ref()
+            .ok_or_else(|| clustr::Error::Unsupported(format!("{what} needs new points")))
+    };
+    let predictor = || HdbscanPredictor::new(points, metric, min_samples, rows, selected);
+    match what {
+        "approximate_predict" => {
+            let p = run(py, n_threads, |_| predictor()?.approximate_predict(needs_new()?.view()))?;
+            out(
+                py,
+                vec![
+                    ("labels", arr1(py, p.labels)),
+                    ("probabilities", p.probabilities.into_pyarray(py).into_any()),
+                    ("neighbors", arr1(py, p.neighbors)),
+                ],
+            )
+        }
+        "membership_vector" => {
+            let m = run(py, n_threads, |_| predictor()?.membership_vectors(needs_new()?.view()))?;
+            out(py, vec![("membership", arr2(py, m))])
+        }
+        "all_points_membership_vectors" => {
+            let m = run(py, n_threads, |_| predictor()?.all_points_membership_vectors())?;
+            out(py, vec![("membership", arr2(py, m))])
+        }
+        _ => Err(PyValueError::new_err(format!("unknown prediction {what:?}"))),
+    }
+}
+
 /// The condensed tree as rows (parent, child, lambda, child size), the hdbscan package's
 /// `condensed_tree_.to_numpy()` columns.
 fn condensed_tree_matrix(tree: &[CondensedRow]) -> Array2<f64> {
@@ -1418,6 +1480,7 @@ fn _clustr(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(dbscan_fit, m)?)?;
     m.add_function(wrap_pyfunction!(hdbscan_fit, m)?)?;
     m.add_function(wrap_pyfunction!(hdbscan_tree_fit, m)?)?;
+    m.add_function(wrap_pyfunction!(hdbscan_prediction, m)?)?;
     m.add_function(wrap_pyfunction!(optics_fit, m)?)?;
     m.add_function(wrap_pyfunction!(optics_graph_fit, m)?)?;
     m.add_function(wrap_pyfunction!(power_kmeans_fit, m)?)?;

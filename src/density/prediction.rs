@@ -57,8 +57,9 @@ pub struct HdbscanPredictor {
     cluster_max_lambda: Vec<f64>,
     /// By cluster id − n: the largest λ of its own rows.
     leaf_max_lambda: Vec<f64>,
-    /// Per selected cluster, its exemplars (training point indices).
+    /// Per selected cluster, its exemplars (training point indices) and their rows.
     exemplars: Vec<Vec<usize>>,
+    exemplar_points: Vec<Array2<f64>>,
 }
 
 /// New points placed in a fitted tree ([`HdbscanPredictor::approximate_predict`]).
@@ -157,6 +158,10 @@ impl HdbscanPredictor {
             }
             exemplars.push(own);
         }
+        let exemplar_points = exemplars
+            .iter()
+            .map(|e| points.select(Axis(0), e))
+            .collect();
         let index = NeighborIndex::build(points.view(), metric, IndexKind::Auto)?;
         let core_distances = (0..n)
             .into_par_iter()
@@ -177,6 +182,7 @@ impl HdbscanPredictor {
             cluster_max_lambda,
             leaf_max_lambda,
             exemplars,
+            exemplar_points,
         })
     }
 
@@ -245,15 +251,21 @@ impl HdbscanPredictor {
         }
     }
 
+    /// An index over each selected cluster's exemplars: the distance to the nearest is one
+    /// query (the same distance as the minimum over all of them, see [`NeighborIndex`]).
+    fn exemplar_indexes(&self) -> Result<Vec<NeighborIndex<'_, f64>>> {
+        self.exemplar_points
+            .iter()
+            .map(|e| NeighborIndex::build(e.view(), self.metric, IndexKind::Auto))
+            .collect()
+    }
+
     /// Each selected cluster's share by distance: 1 / the distance to its nearest exemplar,
     /// normalised (a distance of 0: f64::MAX / k).
-    fn distance_part(&self, q: &[f64], out: &mut [f64]) {
+    fn distance_part(exemplars: &[NeighborIndex<'_, f64>], q: &[f64], out: &mut [f64]) {
         let k = out.len() as f64;
-        for (o, ex) in out.iter_mut().zip(&self.exemplars) {
-            let d = ex
-                .iter()
-                .map(|&e| self.metric.distance(q, self.point(e)))
-                .fold(f64::MAX, f64::min);
+        for (o, ex) in out.iter_mut().zip(exemplars) {
+            let d = ex.nearest(q, 1).first().map_or(f64::MAX, |c| c.1);
             *o = if d != 0.0 { 1.0 / d } else { f64::MAX / k };
         }
         normalise(out);
@@ -330,6 +342,7 @@ impl HdbscanPredictor {
             return Ok(out);
         }
         let index = NeighborIndex::build(self.points.view(), self.metric, IndexKind::Auto)?;
+        let exemplars = self.exemplar_indexes()?;
         let root = self.root();
         out.axis_iter_mut(Axis(0))
             .into_par_iter()
@@ -340,7 +353,7 @@ impl HdbscanPredictor {
                 let (nn, mut lambda) = self.neighbor_and_lambda(&index, q);
                 let cluster = self.point_parent[nn];
                 lambda = lambda.min(self.point_lambda[nn]);
-                self.distance_part(q, out);
+                Self::distance_part(&exemplars, q, out);
                 // The outlier part: the package's λ is single precision here.
                 let lambda32 = lambda as f32 as f64;
                 let max = self.leaf_max_lambda[cluster - root];
@@ -388,6 +401,7 @@ impl HdbscanPredictor {
         if k == 0 {
             return Ok(());
         }
+        let exemplars = self.exemplar_indexes()?;
         let root = self.root();
         out.axis_iter_mut(Axis(0))
             .into_par_iter()
@@ -396,7 +410,7 @@ impl HdbscanPredictor {
                 || (vec![0.0; k], vec![0.0; k]),
                 |(out, outlier), (i, mut row)| {
                     let (cluster, lambda) = (self.point_parent[i], self.point_lambda[i]);
-                    self.distance_part(self.point(i), out);
+                    Self::distance_part(&exemplars, self.point(i), out);
                     let max = self.leaf_max_lambda[cluster - root] + 1e-8;
                     for (o, &s) in outlier.iter_mut().zip(&self.selected) {
                         *o = (-(max / self.merge_height(cluster, lambda, s))).exp();
