@@ -425,7 +425,7 @@ fn prediction_equals_the_hdbscan_package() {
             &strengths,
             1e-12,
         );
-        assert!(labels.iter().any(|&l| l == -1) && labels.iter().any(|&l| l >= 0));
+        assert!(labels.contains(&-1) && labels.iter().any(|&l| l >= 0));
         let membership = matrix(&format!("predict_{name}_membership.npy"));
         let m = pr.membership_vectors(new.view()).unwrap();
         assert_eq!(m.dim(), membership.dim());
@@ -509,7 +509,8 @@ fn hdbscan_model_files_round_trip_and_refuse_tampering() {
     );
     let text = std::fs::read_to_string(&path).unwrap();
     let mut v: Value = serde_json::from_str(&text).unwrap();
-    let tamperings: [(&str, fn(&mut Value)); 5] = [
+    type Tamper = fn(&mut Value);
+    let tamperings: [(&str, Tamper); 5] = [
         ("a point twice", |m| {
             m["tree_child"]["data"][0] = m["tree_child"]["data"][1].clone()
         }),

@@ -1163,7 +1163,9 @@ fn hdbscan_prediction<'py>(
     let predictor = || HdbscanPredictor::new(points, metric, min_samples, rows, selected);
     match what {
         "approximate_predict" => {
-            let p = run(py, n_threads, |_| predictor()?.approximate_predict(needs_new()?.view()))?;
+            let p = run(py, n_threads, |_| {
+                predictor()?.approximate_predict(needs_new()?.view())
+            })?;
             out(
                 py,
                 vec![
@@ -1174,7 +1176,9 @@ fn hdbscan_prediction<'py>(
             )
         }
         "membership_vector" => {
-            let m = run(py, n_threads, |_| predictor()?.membership_vectors(needs_new()?.view()))?;
+            let m = run(py, n_threads, |_| {
+                predictor()?.membership_vectors(needs_new()?.view())
+            })?;
             out(py, vec![("membership", arr2(py, m))])
         }
         "all_points_membership_vectors" => {

@@ -158,10 +158,7 @@ impl HdbscanPredictor {
             }
             exemplars.push(own);
         }
-        let exemplar_points = exemplars
-            .iter()
-            .map(|e| points.select(Axis(0), e))
-            .collect();
+        let exemplar_points = exemplars.iter().map(|e| points.select(Axis(0), e)).collect();
         let index = NeighborIndex::build(points.view(), metric, IndexKind::Auto)?;
         let core_distances = (0..n)
             .into_par_iter()
@@ -304,7 +301,7 @@ impl HdbscanPredictor {
             .into_par_iter()
             .map(|i| {
                 let q = x.row(i);
-                let (nn, lambda) = self.neighbor_and_lambda(&index, q.to_slice().expect("standard"));
+                let (nn, lambda) = self.neighbor_and_lambda(&index, q.to_slice().expect("standard layout"));
                 let mut cluster = self.point_parent[nn];
                 if self.point_lambda[nn] > lambda {
                     while cluster > root && self.cluster_birth[cluster - root] >= lambda {
