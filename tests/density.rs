@@ -331,3 +331,37 @@ fn weighted_optics_counts_weight_as_dbscan_does() {
         assert!(Optics::new(6).sample_weight(bad).fit(&x.view()).is_err());
     }
 }
+
+/// `IndexKind::Auto` above 16 dimensions measures the data: a ball tree where it prunes (10
+/// blobs), brute force where it reads everything (one Gaussian); the neighbours are the same.
+#[test]
+fn auto_index_above_16_dimensions_follows_the_data() {
+    use clustr::density::{IndexKind, NeighborIndex};
+    let data = |centres: usize| {
+        clustr::datasets::Blobs::new(3000, centres)
+            .n_features(32)
+            .cluster_std(2.0)
+            .seed(4)
+            .generate()
+            .unwrap()
+            .data
+    };
+    let (blobs, gaussian) = (data(10), data(1));
+    for (x, want) in [(&blobs, IndexKind::BallTree), (&gaussian, IndexKind::Brute)] {
+        let auto = NeighborIndex::build(x.view(), clustr::MetricKind::Euclidean, IndexKind::Auto).unwrap();
+        assert_eq!(auto.kind(), want);
+        let brute = NeighborIndex::build(x.view(), clustr::MetricKind::Euclidean, IndexKind::Brute).unwrap();
+        for i in (0..3000).step_by(97) {
+            assert_eq!(auto.nearest(auto.point(i), 7), brute.nearest(brute.point(i), 7));
+        }
+    }
+    // (up to 16 dimensions: the k-d tree)
+    let low = clustr::datasets::Blobs::new(500, 3)
+        .n_features(16)
+        .seed(4)
+        .generate()
+        .unwrap()
+        .data;
+    let auto = NeighborIndex::build(low.view(), clustr::MetricKind::Euclidean, IndexKind::Auto).unwrap();
+    assert_eq!(auto.kind(), IndexKind::KdTree);
+}
