@@ -587,4 +587,34 @@ fn hdbscan_models_soft_clustering_and_several_min_cluster_sizes() {
         "--model-out",
         &["z.json"],
     );
+    // A value's labels file that would replace the input, or another value's: refused first.
+    std::fs::copy(d.join("x.npy"), d.join("w.mcs8.npy")).unwrap();
+    let before = std::fs::read(d.join("w.mcs8.npy")).unwrap();
+    refused(
+        d,
+        &[
+            "hdbscan",
+            "w.mcs8.npy",
+            "--min-cluster-size",
+            "8,15",
+            "--labels-out",
+            "w.npy",
+        ],
+        "input",
+        &["w.mcs15.npy"],
+    );
+    assert_eq!(std::fs::read(d.join("w.mcs8.npy")).unwrap(), before);
+    refused(
+        d,
+        &[
+            "hdbscan",
+            "x.npy",
+            "--min-cluster-size",
+            "8,8",
+            "--labels-out",
+            "v.npy",
+        ],
+        "--labels-out",
+        &["v.mcs8.npy"],
+    );
 }

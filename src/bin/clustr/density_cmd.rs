@@ -442,6 +442,28 @@ pub fn run_hdbscan(a: HdbscanArgs) -> CliResult {
     if let Some(&v) = sizes.iter().find(|&&v| v < 2) {
         return Err(clustr::Error::param("min_cluster_size", v, "must be at least 2").into());
     }
+    // The labels file of each value, checked as the command line's own outputs are: never
+    // over the input, another output or each other.
+    let per_value: Vec<(String, PathBuf)> = match (several, &a.labels_out) {
+        (true, Some(p)) => sizes
+            .iter()
+            .map(|&v| (format!("--labels-out ({v})"), per_value_path(p, v)))
+            .collect(),
+        _ => Vec::new(),
+    };
+    if !per_value.is_empty() {
+        use clustr::data::output::{check_outputs, NamedPath};
+        let mut outputs = per_value.clone();
+        outputs.extend(a.tree_out.iter().map(|t| ("--tree-out".to_string(), t.clone())));
+        let inputs = [(String::new(), a.input.clone())];
+        fn as_named(files: &[(String, PathBuf)]) -> Vec<NamedPath<'_>> {
+            files
+                .iter()
+                .map(|(name, path)| NamedPath { name, path })
+                .collect()
+        }
+        check_outputs(&as_named(&inputs), &as_named(&outputs))?;
+    }
     let first = sizes[0];
     let mut params = Hdbscan::new(first)
         .metric(metric)
@@ -522,7 +544,7 @@ pub fn run_hdbscan(a: HdbscanArgs) -> CliResult {
     }
     // Every further min_cluster_size from the same tree.
     let mut by_size = Vec::with_capacity(sizes.len());
-    for &v in sizes {
+    for (i, &v) in sizes.iter().enumerate() {
         let refit;
         let m = if v == first {
             &model
@@ -538,8 +560,8 @@ pub fn run_hdbscan(a: HdbscanArgs) -> CliResult {
             )?;
             &refit
         };
-        if let (true, Some(p)) = (several, &a.labels_out) {
-            clustr::data::write_labels(per_value_path(p, v), &m.labels)?;
+        if let Some((_, p)) = per_value.get(i) {
+            clustr::data::write_labels(p, &m.labels)?;
         }
         let stability: f64 = m.cluster_stabilities().iter().sum();
         by_size.push(
