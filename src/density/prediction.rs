@@ -344,43 +344,50 @@ impl HdbscanPredictor {
         out.axis_iter_mut(Axis(0))
             .into_par_iter()
             .zip(x.axis_iter(Axis(0)).into_par_iter())
-            .for_each(|(mut row, q)| {
-                let q = q.to_slice().expect("standard layout");
-                let out = row.as_slice_mut().expect("standard layout");
-                let (nn, mut lambda) = self.neighbor_and_lambda(&index, q);
-                let cluster = self.point_parent[nn];
-                lambda = lambda.min(self.point_lambda[nn]);
-                Self::distance_part(&exemplars, q, out);
-                // The outlier part: the package's λ is single precision here.
-                let lambda32 = lambda as f32 as f64;
-                let max = self.leaf_max_lambda[cluster - root];
-                let mut outlier: Vec<f64> = self
-                    .selected
-                    .iter()
-                    .map(|&s| {
-                        let denominator = max - self.merge_height(cluster, lambda32, s);
-                        max / if denominator <= 0.0 { 1e-8 } else { denominator }
-                    })
-                    .collect();
-                softmax(&mut outlier);
-                for (o, w) in out.iter_mut().zip(&outlier) {
-                    *o = o.sqrt() * w * w;
-                }
-                normalise(out);
-                let in_some = self.in_some_cluster(cluster, lambda, 1e-8);
-                for o in out.iter_mut() {
-                    *o = finite_or_zero(*o * in_some);
-                }
-            });
+            .for_each_init(
+                || (vec![0.0; k], vec![0.0; k]),
+                |(outlier, heights), (mut row, q)| {
+                    let q = q.to_slice().expect("standard layout");
+                    let out = row.as_slice_mut().expect("standard layout");
+                    let (nn, mut lambda) = self.neighbor_and_lambda(&index, q);
+                    let cluster = self.point_parent[nn];
+                    lambda = lambda.min(self.point_lambda[nn]);
+                    Self::distance_part(&exemplars, q, out);
+                    // The outlier part: the package's λ is single precision here.
+                    self.merge_heights(cluster, lambda as f32 as f64, heights);
+                    let max = self.leaf_max_lambda[cluster - root];
+                    for (o, h) in outlier.iter_mut().zip(heights.iter()) {
+                        let denominator = max - h;
+                        *o = max / if denominator <= 0.0 { 1e-8 } else { denominator };
+                    }
+                    softmax(outlier);
+                    for (o, w) in out.iter_mut().zip(outlier.iter()) {
+                        *o = o.sqrt() * w * w;
+                    }
+                    normalise(out);
+                    self.merge_heights(cluster, lambda, heights);
+                    let in_some = self.in_some_cluster(heights, lambda, 1e-8);
+                    for o in out.iter_mut() {
+                        *o = finite_or_zero(*o * in_some);
+                    }
+                },
+            );
         Ok(out)
     }
 
-    /// The probability that a point of `cluster` at `lambda` is in some cluster: the largest
-    /// merge height over the larger of `lambda` and that cluster's largest λ (+ `guard`).
-    fn in_some_cluster(&self, cluster: usize, lambda: f64, guard: f64) -> f64 {
+    /// The merge height of a point of `cluster` at `lambda` with each selected cluster.
+    fn merge_heights(&self, cluster: usize, lambda: f64, out: &mut [f64]) {
+        for (h, &s) in out.iter_mut().zip(&self.selected) {
+            *h = self.merge_height(cluster, lambda, s);
+        }
+    }
+
+    /// The probability that a point at `lambda` whose merge heights are `heights` is in some
+    /// cluster: the largest height over the larger of `lambda` and that cluster's largest λ
+    /// (+ `guard`).
+    fn in_some_cluster(&self, heights: &[f64], lambda: f64, guard: f64) -> f64 {
         let mut best = (f64::NEG_INFINITY, self.selected[0]);
-        for &s in &self.selected {
-            let h = self.merge_height(cluster, lambda, s);
+        for (&h, &s) in heights.iter().zip(&self.selected) {
             if h > best.0 {
                 best = (h, s);
             }
@@ -404,20 +411,21 @@ impl HdbscanPredictor {
             .into_par_iter()
             .enumerate()
             .for_each_init(
-                || (vec![0.0; k], vec![0.0; k]),
-                |(out, outlier), (i, mut row)| {
+                || (vec![0.0; k], vec![0.0; k], vec![0.0; k]),
+                |(out, outlier, heights), (i, mut row)| {
                     let (cluster, lambda) = (self.point_parent[i], self.point_lambda[i]);
                     Self::distance_part(&exemplars, self.point(i), out);
+                    self.merge_heights(cluster, lambda, heights);
                     let max = self.leaf_max_lambda[cluster - root] + 1e-8;
-                    for (o, &s) in outlier.iter_mut().zip(&self.selected) {
-                        *o = (-(max / self.merge_height(cluster, lambda, s))).exp();
+                    for (o, h) in outlier.iter_mut().zip(heights.iter()) {
+                        *o = (-(max / h)).exp();
                     }
                     softmax(outlier);
                     for (o, w) in out.iter_mut().zip(outlier.iter()) {
                         *o *= w;
                     }
                     normalise(out);
-                    let in_some = self.in_some_cluster(cluster, lambda, 0.0);
+                    let in_some = self.in_some_cluster(heights, lambda, 0.0);
                     for (r, o) in row.iter_mut().zip(out.iter()) {
                         *r = finite_or_zero(o * in_some);
                     }

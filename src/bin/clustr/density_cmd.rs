@@ -452,17 +452,10 @@ pub fn run_hdbscan(a: HdbscanArgs) -> CliResult {
         _ => Vec::new(),
     };
     if !per_value.is_empty() {
-        use clustr::data::output::{check_outputs, NamedPath};
         let mut outputs = per_value.clone();
         outputs.extend(a.tree_out.iter().map(|t| ("--tree-out".to_string(), t.clone())));
         let inputs = [(String::new(), a.input.clone())];
-        fn as_named(files: &[(String, PathBuf)]) -> Vec<NamedPath<'_>> {
-            files
-                .iter()
-                .map(|(name, path)| NamedPath { name, path })
-                .collect()
-        }
-        check_outputs(&as_named(&inputs), &as_named(&outputs))?;
+        clustr::data::output::check_outputs(&crate::named(&inputs), &crate::named(&outputs))?;
     }
     let first = sizes[0];
     let mut params = Hdbscan::new(first)
