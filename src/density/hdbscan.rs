@@ -5,7 +5,8 @@
 //! Core distances come from the k-d or ball tree of [`NeighborIndex`] (the min_samples-th
 //! nearest point, itself included, as scikit-learn); the minimum spanning tree of the
 //! mutual-reachability distance from Borůvka's algorithm over the same tree (module `mst`),
-//! with no n × n matrix; the rest as scikit-learn ([`super::hierarchy`]). From a precomputed
+//! with no n × n matrix, its first round mostly answered by the same queries (a point with a
+//! point within its core distance whose own is no larger is that far from it); the rest as scikit-learn ([`super::hierarchy`]). From a precomputed
 //! matrix the tree comes from Prim's algorithm on the matrix.
 //!
 //! Where we differ: scikit-learn's tree-based path divides the pair distances by `alpha` but
@@ -33,7 +34,6 @@ use crate::scalar::Scalar;
 use crate::NOISE;
 use ndarray::{Array2, ArrayView2};
 use rayon::prelude::*;
-use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 
 /// Parameters of HDBSCAN (the estimator), scikit-learn's names and defaults.
 ///
@@ -487,66 +487,108 @@ impl Hdbscan {
 shared_setters!(Hdbscan { progress });
 
 impl MemoryEstimate for Hdbscan {
-    /// The neighbour index (with an f64 copy of the points for the tree metrics), per point
-    /// the core distance, nearest other component, component and labels, the spanning tree,
-    /// the single-linkage and condensed trees; and the replay of Prim's algorithm: 8 bytes
-    /// for each of the about min_samples pairs of a point (α ≤ 1).
+    /// The neighbour index (its copy of the points in tree order, and an f64 copy while it is
+    /// built), per point the core distance, nearest other component, its lower bound,
+    /// component and labels, the spanning tree, the single-linkage and condensed trees; and
+    /// the replay of Prim's algorithm: each point's list of the about min_samples points
+    /// within its core distance (4 bytes each and the list's 48), then 8 bytes per pair.
     fn memory_estimate(&self, n: usize, d: usize, _elem: usize) -> u64 {
-        let pairs = self.effective_min_samples().saturating_mul(8);
-        product(&[n, (d * 16 + 320).saturating_add(pairs)])
+        let pairs = self.effective_min_samples().saturating_mul(12);
+        product(&[n, (d * 16 + 376).saturating_add(pairs)])
     }
 }
 
 /// The minimum spanning tree's edges as scikit-learn's Prim's algorithm from point 0 over all
 /// pairs reports them, by increasing weight (a stable sort). Its run is replayed over the
 /// candidate pairs that can be a lightest edge out of its tree: (i, j) with d(i, j) ≤ α·core(i)
-/// (where mrd can equal a core distance, the ties of the mutual reachability) and Borůvka's
-/// `tree` (the other edges have a weight of their own where no two distances are equal, so
-/// they are in every minimum spanning tree).
+/// (where mrd can equal a core distance, the ties of the mutual reachability; `within[i]`
+/// lists the j of point i) and Borůvka's `tree` (the other edges have a weight of their own
+/// where no two distances are equal, so they are in every minimum spanning tree).
 fn as_prim_reports<F: Scalar>(
     index: &NeighborIndex<'_, F>,
     core: &[f64],
     alpha: f64,
+    within: &[Vec<u32>],
     tree: &[Edge],
 ) -> Vec<Edge> {
     let n = index.len();
-    // The candidate pairs in both directions, built in two passes of the radius queries (a
-    // count, then a fill), so the lists are held once: 8 bytes per pair.
-    let each_pair = |visit: &(dyn Fn(usize, usize) + Sync)| {
-        (0..n).into_par_iter().for_each(|i| {
-            index.for_each_within(index.point(i), alpha * core[i], |j, _| {
-                if j != i {
-                    visit(i, j);
-                }
-                true
-            });
-        });
-        tree.par_iter().for_each(|e| visit(e.a, e.b));
-    };
-    let degree: Vec<AtomicUsize> = (0..n).map(|_| AtomicUsize::new(0)).collect();
-    each_pair(&|i, j| {
-        degree[i].fetch_add(1, Ordering::Relaxed);
-        degree[j].fetch_add(1, Ordering::Relaxed);
-    });
+    // The candidate pairs in both directions, 8 bytes per pair: each point's list holds its
+    // pairs within a core distance from the front, the tree's edges from the back.
     let mut start = vec![0usize; n + 1];
-    for i in 0..n {
-        start[i + 1] = start[i] + degree[i].load(Ordering::Relaxed);
+    for (i, js) in within.iter().enumerate() {
+        start[i + 1] += js.len();
+        js.iter().for_each(|&j| start[j as usize + 1] += 1);
     }
-    drop(degree);
-    // (the order within a list does not matter: each relaxation stands alone)
-    let fill: Vec<AtomicUsize> = start[..n].iter().map(|&s| AtomicUsize::new(s)).collect();
-    let adjacent: Vec<AtomicU32> = (0..start[n]).map(|_| AtomicU32::new(0)).collect();
-    each_pair(&|i, j| {
-        adjacent[fill[i].fetch_add(1, Ordering::Relaxed)].store(j as u32, Ordering::Relaxed);
-        adjacent[fill[j].fetch_add(1, Ordering::Relaxed)].store(i as u32, Ordering::Relaxed);
-    });
-    drop(fill);
-    let adjacent: Vec<u32> = adjacent.into_iter().map(AtomicU32::into_inner).collect();
-    let mut edges = mst::prim_over(&start, &adjacent, |i, j| {
-        core[i].max(core[j]).max(index.distance_between(i, j) / alpha)
+    for e in tree {
+        start[e.a + 1] += 1;
+        start[e.b + 1] += 1;
+    }
+    for i in 0..n {
+        start[i + 1] += start[i];
+    }
+    let mut front = start[..n].to_vec();
+    let mut back = start[1..].to_vec();
+    let mut adjacent = vec![0u32; start[n]];
+    for (i, js) in within.iter().enumerate() {
+        for &j in js {
+            let j = j as usize;
+            adjacent[front[i]] = j as u32;
+            adjacent[front[j]] = i as u32;
+            front[i] += 1;
+            front[j] += 1;
+        }
+    }
+    for e in tree {
+        back[e.a] -= 1;
+        back[e.b] -= 1;
+        adjacent[back[e.a]] = e.b as u32;
+        adjacent[back[e.b]] = e.a as u32;
+    }
+    // A pair within a core distance weighs the larger core distance (d/α is at most the
+    // other); a tree edge weighs what it weighs.
+    let tree_from = back;
+    let mut edges = mst::prim_over(&start, &adjacent, |i, j, slot| {
+        let w = core[i].max(core[j]);
+        if slot < tree_from[i] {
+            w
+        } else {
+            w.max(index.distance_between(i, j) / alpha)
+        }
     });
     edges.sort_by(|a, b| a.w.total_cmp(&b.w));
     edges
+}
+
+/// Each point's core distance (its distance to the `k`-th nearest point, itself included) and
+/// the other points within α times it, from one query of the k + 1 nearest (a radius query
+/// where the (k + 1)-th may be within too, or α > 1).
+fn core_distances<F: Scalar>(
+    index: &NeighborIndex<'_, F>,
+    k: usize,
+    alpha: f64,
+) -> (Vec<f64>, Vec<Vec<u32>>) {
+    index
+        .map_points(|i| {
+            let near = index.nearest(index.point(i), k + 1);
+            let core = near[..k.min(near.len())].last().map_or(0.0, |c| c.1);
+            let radius = alpha * core;
+            let within: Vec<u32> = if alpha <= 1.0 && near.get(k).is_none_or(|c| c.1 > radius) {
+                near.iter()
+                    .filter(|&&(j, d)| j != i && d <= radius)
+                    .map(|&(j, _)| j as u32)
+                    .collect()
+            } else {
+                index
+                    .within(index.point(i), radius)
+                    .into_iter()
+                    .filter(|&(j, _)| j != i)
+                    .map(|(j, _)| j as u32)
+                    .collect()
+            };
+            (core, within)
+        })
+        .into_iter()
+        .unzip()
 }
 
 impl<F: Scalar> Fit<ArrayView2<'_, F>> for Hdbscan {
@@ -566,14 +608,21 @@ impl<F: Scalar> Fit<ArrayView2<'_, F>> for Hdbscan {
         )?;
         let x = crate::data::standard_layout(*x);
         let index = NeighborIndex::build(x.view(), self.metric, self.index)?;
-        let k = self.effective_min_samples();
-        let core: Vec<f64> = (0..x.nrows())
-            .into_par_iter()
-            .map(|i| index.nearest(index.point(i), k).last().map_or(0.0, |c| c.1))
+        let (core, within) = core_distances(&index, self.effective_min_samples(), self.alpha);
+        // A point with a point within its core distance whose own is no larger is that far
+        // from it under mutual reachability, the least it can be.
+        let known: Vec<Option<(usize, f64)>> = within
+            .iter()
+            .enumerate()
+            .map(|(i, js)| {
+                js.iter()
+                    .find(|&&j| core[j as usize] <= core[i])
+                    .map(|&j| (j as usize, core[i]))
+            })
             .collect();
         self.report(1)?;
-        let edges = mst::boruvka(&index, &core, self.alpha, self.progress.as_ref())?;
-        let edges = as_prim_reports(&index, &core, self.alpha, &edges);
+        let edges = mst::boruvka(&index, &core, self.alpha, &known, self.progress.as_ref())?;
+        let edges = as_prim_reports(&index, &core, self.alpha, &within, &edges);
         Ok(self.finish(x.nrows(), core, &edges))
     }
 }
@@ -652,7 +701,7 @@ pub fn single_linkage<F: Scalar>(
     let x = crate::data::standard_layout(x);
     let index = NeighborIndex::build(x.view(), metric, IndexKind::Auto)?;
     let edges = if n > 1 {
-        mst::boruvka(&index, &vec![0.0; n], 1.0, None)?
+        mst::boruvka(&index, &vec![0.0; n], 1.0, &[], None)?
     } else {
         Vec::new()
     };

@@ -5,18 +5,38 @@
 //! great-circle distance is `2R·asin(chord / 2)`), both with Euclidean bounds, so no
 //! trigonometry runs while descending a tree.
 //!
-//! Every index computes the final distance of a candidate with the same function,
-//! [`Metric::distance`], and includes it when `d ≤ eps`; the trees only prune with lower
-//! bounds (with a relative slack of 1e-9, so rounding in a bound never drops a point). A
-//! query therefore returns exactly the same neighbours, with the same distances, whatever the
-//! index. Trees split at the median of the widest coordinate into leaves of at most
-//! `leaf_size` (30, as scikit-learn) points.
+//! Every index computes the final distance of a candidate with the same function (one
+//! sequential loop over the coordinates for the Minkowski family, as scikit-learn's trees;
+//! [`Metric::distance`] for the others) and includes it when `d ≤ eps`; the trees only prune
+//! with lower bounds (with a relative slack of 1e-9, so rounding in a bound never drops a
+//! point). A query therefore returns exactly the same neighbours, with the same distances,
+//! whatever the index. Trees split at the median of the widest coordinate into leaves of at
+//! most `leaf_size` (30, as scikit-learn) points, whose rows the index copies side by side in
+//! the tree's order; the queries are compiled for each dimension up to 8.
 
 use crate::error::{Error, Result};
 use crate::metric::{haversine_prepared, GeoPoint, Metric, MetricKind, EARTH_RADIUS_KM};
 use crate::scalar::Scalar;
-use ndarray::{Array2, ArrayView2};
-use std::collections::BinaryHeap;
+use ndarray::ArrayView2;
+use rayon::prelude::*;
+use std::borrow::Cow;
+
+/// Calls `self.$f::<D>(args)` with the dimension `D` known when compiled for plain coordinates
+/// of 1 to 8 dimensions, `D = 0` (read at run time) otherwise.
+macro_rules! at_dim {
+    ($self:ident, $f:ident($($arg:expr),*)) => {
+        match (!$self.embedded, $self.x.ncols()) {
+            (true, 1) => $self.$f::<1>($($arg),*),
+            (true, 2) => $self.$f::<2>($($arg),*),
+            (true, 3) => $self.$f::<3>($($arg),*),
+            (true, 4) => $self.$f::<4>($($arg),*),
+            (true, 5) => $self.$f::<5>($($arg),*),
+            (true, 6) => $self.$f::<6>($($arg),*),
+            (true, 8) => $self.$f::<8>($($arg),*),
+            _ => $self.$f::<0>($($arg),*),
+        }
+    };
+}
 
 /// Which index answers neighbour queries.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -59,21 +79,13 @@ const SLACK: f64 = 1e-9;
 /// Points per leaf.
 const LEAF_SIZE: usize = 30;
 
-#[derive(Clone, Debug)]
-enum Bound {
-    /// Per-coordinate bounding box.
-    Box { lo: Vec<f64>, hi: Vec<f64> },
-    /// Centre and radius (in the tree's metric).
-    Ball { center: Vec<f64>, radius: f64 },
-}
-
-#[derive(Clone, Debug)]
+/// A tree node: the points at tree positions `start..end`, and its children.
+#[derive(Clone, Copy, Debug)]
 struct Node {
     start: usize,
     end: usize,
     /// Children, or `None` for a leaf.
     children: Option<(usize, usize)>,
-    bound: Bound,
 }
 
 /// A neighbour index over the rows of a matrix.
@@ -81,13 +93,21 @@ pub struct NeighborIndex<'a, F: Scalar> {
     x: ArrayView2<'a, F>,
     metric: MetricKind,
     kind: IndexKind,
-    /// Point order of the tree (leaves are ranges of it).
+    /// The point at each tree position (leaves are ranges of positions).
     order: Vec<usize>,
+    /// The rows in tree order, so that a leaf's points lie side by side (the rows themselves
+    /// for brute force, whose order is the rows').
+    rows: Cow<'a, [F]>,
     nodes: Vec<Node>,
-    /// The coordinates trees bound, when not the rows themselves: unit vectors for cosine
-    /// (zero rows stay zero), points on the unit sphere for haversine.
-    embedding: Option<Array2<f64>>,
-    /// Haversine: each point's latitude and longitude prepared once.
+    /// Each node's bound in the tree's coordinates, `2 · dt` numbers per node: a k-d tree's
+    /// box (lowest, then highest coordinates), a ball tree's centre then radius.
+    bounds: Vec<f64>,
+    /// Dimension of the tree's coordinates.
+    dt: usize,
+    /// Whether the trees bound other coordinates than the rows: unit vectors for cosine (zero
+    /// rows stay zero), points on the unit sphere for haversine.
+    embedded: bool,
+    /// Haversine: each point's latitude and longitude prepared once, in tree order.
     geo: Vec<GeoPoint>,
 }
 
@@ -97,16 +117,45 @@ fn sphere(lat: f64, lon: f64) -> [f64; 3] {
     [phi.cos() * lambda.cos(), phi.cos() * lambda.sin(), phi.sin()]
 }
 
+/// The distance between two rows as every query of an index computes it: Euclidean,
+/// squared Euclidean, Manhattan and Chebyshev as one sequential loop over the coordinates
+/// (the sums scikit-learn's trees compute, with no call through the SIMD table, whose set-up
+/// dominates at a few dimensions), the others by [`Metric::distance`].
+#[inline(always)]
+fn row_distance<F: Scalar>(metric: MetricKind, a: &[F], b: &[F]) -> f64 {
+    let squares = || {
+        a.iter().zip(b).fold(F::zero(), |s, (&x, &y)| {
+            let t = x - y;
+            s + t * t
+        })
+    };
+    match metric {
+        MetricKind::Euclidean => squares().sqrt().to_f64_exact(),
+        MetricKind::SqEuclidean => squares().to_f64_exact(),
+        MetricKind::Manhattan | MetricKind::Minkowski(1.0) => a
+            .iter()
+            .zip(b)
+            .fold(F::zero(), |s, (&x, &y)| s + (x - y).abs())
+            .to_f64_exact(),
+        MetricKind::Minkowski(p) if p.is_infinite() => a
+            .iter()
+            .zip(b)
+            .fold(F::zero(), |m, (&x, &y)| m.max((x - y).abs()))
+            .to_f64_exact(),
+        _ => metric.distance(a, b).to_f64_exact(),
+    }
+}
+
 impl<'a, F: Scalar> NeighborIndex<'a, F> {
     /// Builds the index (`x` in standard layout, checked finite by the caller).
     pub fn build(x: ArrayView2<'a, F>, metric: MetricKind, kind: IndexKind) -> Result<Self> {
         metric.check_dim(x.ncols())?;
         crate::data::validate::check_metric_magnitude(x, &metric)?;
-        if !x.is_standard_layout() {
+        let Some(slice) = x.to_slice() else {
             return Err(Error::Unsupported(
                 "neighbour index needs rows in standard layout".into(),
             ));
-        }
+        };
         let kind = match kind {
             _ if metric == MetricKind::SqEuclidean && kind != IndexKind::Auto && kind != IndexKind::Brute => {
                 return Err(Error::param(
@@ -127,42 +176,60 @@ impl<'a, F: Scalar> NeighborIndex<'a, F> {
             IndexKind::Auto => IndexKind::KdTree,
             k => k,
         };
-        let tree = kind != IndexKind::Brute;
-        let embedding = match metric {
-            MetricKind::Cosine if tree => {
-                let mut u = x.mapv(|v| v.to_f64_exact());
-                for mut row in u.rows_mut() {
-                    let norm = row.dot(&row).sqrt();
-                    if norm > 0.0 {
-                        row /= norm;
-                    }
-                }
-                Some(u)
-            }
-            MetricKind::Haversine if tree => Some(Array2::from_shape_fn((x.nrows(), 3), |(i, j)| {
-                sphere(x[[i, 0]].to_f64_exact(), x[[i, 1]].to_f64_exact())[j]
-            })),
-            _ => None,
-        };
-        let geo = if metric == MetricKind::Haversine {
-            x.rows()
-                .into_iter()
-                .map(|r| GeoPoint::new(r[0].to_f64_exact(), r[1].to_f64_exact()))
-                .collect()
-        } else {
-            Vec::new()
-        };
+        let (n, d) = x.dim();
+        let geo_of = |i: usize| GeoPoint::new(x[[i, 0]].to_f64_exact(), x[[i, 1]].to_f64_exact());
+        let haversine = metric == MetricKind::Haversine;
         let mut index = NeighborIndex {
             x,
             metric,
             kind,
-            order: (0..x.nrows()).collect(),
+            order: (0..n).collect(),
+            rows: Cow::Borrowed(slice),
             nodes: Vec::new(),
-            embedding,
-            geo,
+            bounds: Vec::new(),
+            dt: d,
+            embedded: false,
+            geo: Vec::new(),
         };
-        if kind != IndexKind::Brute {
-            index.grow(0, x.nrows());
+        if kind == IndexKind::Brute {
+            if haversine {
+                index.geo = (0..n).map(geo_of).collect();
+            }
+            return Ok(index);
+        }
+        // The tree's coordinates of each point, by point.
+        let coords: Vec<f64> = match metric {
+            MetricKind::Cosine => {
+                let mut u: Vec<f64> = slice.iter().map(|v| v.to_f64_exact()).collect();
+                for row in u.chunks_exact_mut(d) {
+                    let norm = row.iter().map(|v| v * v).sum::<f64>().sqrt();
+                    if norm > 0.0 {
+                        row.iter_mut().for_each(|v| *v /= norm);
+                    }
+                }
+                index.embedded = true;
+                u
+            }
+            MetricKind::Haversine => {
+                index.embedded = true;
+                index.dt = 3;
+                (0..n)
+                    .flat_map(|i| sphere(x[[i, 0]].to_f64_exact(), x[[i, 1]].to_f64_exact()))
+                    .collect()
+            }
+            _ => slice.iter().map(|v| v.to_f64_exact()).collect(),
+        };
+        index.grow(&coords, 0, n);
+        index.rows = Cow::Owned(
+            index
+                .order
+                .iter()
+                .flat_map(|&i| &slice[i * d..(i + 1) * d])
+                .copied()
+                .collect(),
+        );
+        if haversine {
+            index.geo = index.order.iter().map(|&i| geo_of(i)).collect();
         }
         Ok(index)
     }
@@ -187,29 +254,47 @@ impl<'a, F: Scalar> NeighborIndex<'a, F> {
         &self.x.as_slice().expect("standard layout")[i * d..(i + 1) * d]
     }
 
-    /// Coordinates the tree bounds are computed in.
-    fn tree_coords(&self, i: usize) -> Vec<f64> {
-        match &self.embedding {
-            Some(e) => e.row(i).to_vec(),
-            None => self.row(i).iter().map(|v| v.to_f64_exact()).collect(),
-        }
-    }
-
     /// The metric of the tree's bounds.
     fn tree_metric(&self) -> MetricKind {
-        if self.embedding.is_some() {
+        if self.embedded {
             MetricKind::Euclidean
         } else {
             self.metric
         }
     }
 
-    /// The distance from a query to indexed point `j`: exactly [`Metric::distance`]`(q, row j)`
-    /// (haversine through the prepared points, which is the same computation).
-    fn distance(&self, q: &[F], qg: Option<&GeoPoint>, j: usize) -> f64 {
+    /// The distance from a query to the point at tree position `p`: [`row_distance`], or for
+    /// haversine the same computation through the prepared points.
+    #[inline(always)]
+    fn distance_at<const D: usize>(&self, q: &[F], qg: Option<&GeoPoint>, p: usize) -> f64 {
         match qg {
-            Some(g) => F::from_f64_lossy(haversine_prepared(g, &self.geo[j])).to_f64_exact(),
-            None => self.metric.distance(q, self.row(j)).to_f64_exact(),
+            Some(g) => F::from_f64_lossy(haversine_prepared(g, &self.geo[p])).to_f64_exact(),
+            None => {
+                let d = self.dim::<D>();
+                row_distance(self.metric, &q[..d], &self.rows[p * d..(p + 1) * d])
+            }
+        }
+    }
+
+    /// The dimension: `D`, known when compiled, or the data's when `D` is 0. The queries are
+    /// compiled for each small dimension of plain coordinates (see [`Self::at_dim`]), where
+    /// the loops over coordinates unroll.
+    #[inline(always)]
+    fn dim<const D: usize>(&self) -> usize {
+        if D == 0 {
+            self.x.ncols()
+        } else {
+            D
+        }
+    }
+
+    /// The tree's dimension, as [`Self::dim`].
+    #[inline(always)]
+    fn tree_dim<const D: usize>(&self) -> usize {
+        if D == 0 {
+            self.dt
+        } else {
+            D
         }
     }
 
@@ -218,79 +303,96 @@ impl<'a, F: Scalar> NeighborIndex<'a, F> {
             .then(|| GeoPoint::new(q[0].to_f64_exact(), q[1].to_f64_exact()))
     }
 
-    /// Builds the subtree of `order[start..end]`; returns its node id.
-    fn grow(&mut self, start: usize, end: usize) -> usize {
-        let d = self.x.ncols();
-        let coords: Vec<Vec<f64>> = self.order[start..end]
-            .iter()
-            .map(|&i| self.tree_coords(i))
-            .collect();
-        let mut lo = vec![f64::INFINITY; d];
-        let mut hi = vec![f64::NEG_INFINITY; d];
-        for c in &coords {
-            for j in 0..d {
-                lo[j] = lo[j].min(c[j]);
-                hi[j] = hi[j].max(c[j]);
+    /// Builds the subtree of tree positions `start..end` from the points' tree coordinates
+    /// `coords` (by point); returns its node id.
+    fn grow(&mut self, coords: &[f64], start: usize, end: usize) -> usize {
+        let dt = self.dt;
+        let point = |i: usize| &coords[i * dt..(i + 1) * dt];
+        let mut lo = vec![f64::INFINITY; dt];
+        let mut hi = vec![f64::NEG_INFINITY; dt];
+        for &i in &self.order[start..end] {
+            for (j, &c) in point(i).iter().enumerate() {
+                lo[j] = lo[j].min(c);
+                hi[j] = hi[j].max(c);
             }
         }
-        let bound = match self.kind {
-            IndexKind::KdTree => Bound::Box {
-                lo: lo.clone(),
-                hi: hi.clone(),
-            },
-            _ => {
-                let center: Vec<f64> = (0..d)
-                    .map(|j| coords.iter().map(|c| c[j]).sum::<f64>() / coords.len() as f64)
-                    .collect();
-                let metric = self.tree_metric();
-                let radius = coords
-                    .iter()
-                    .map(|c| metric.distance(&center, c))
-                    .fold(0.0, f64::max);
-                Bound::Ball { center, radius }
-            }
-        };
         let id = self.nodes.len();
         self.nodes.push(Node {
             start,
             end,
             children: None,
-            bound,
         });
+        if self.kind == IndexKind::KdTree {
+            self.bounds.extend_from_slice(&lo);
+            self.bounds.extend_from_slice(&hi);
+        } else {
+            let mut center = vec![0.0; dt];
+            for &i in &self.order[start..end] {
+                center.iter_mut().zip(point(i)).for_each(|(s, &c)| *s += c);
+            }
+            center.iter_mut().for_each(|s| *s /= (end - start) as f64);
+            let metric = self.tree_metric();
+            let radius = self.order[start..end]
+                .iter()
+                .map(|&i| metric.distance(&center, point(i)))
+                .fold(0.0, f64::max);
+            self.bounds.extend_from_slice(&center);
+            self.bounds.push(radius);
+            self.bounds.extend(std::iter::repeat_n(0.0, dt - 1));
+        }
         if end - start > LEAF_SIZE {
-            let dim = (0..d)
+            let dim = (0..dt)
                 .max_by(|&a, &b| (hi[a] - lo[a]).total_cmp(&(hi[b] - lo[b])))
                 .expect("d >= 1");
             let mid = start + (end - start) / 2;
-            let embedding = self.embedding.as_ref();
-            let x = self.x;
-            let key = |i: usize| embedding.map_or_else(|| x[[i, dim]].to_f64_exact(), |e| e[[i, dim]]);
+            let key = |i: usize| coords[i * dt + dim];
             self.order[start..end].select_nth_unstable_by(mid - start, |&a, &b| key(a).total_cmp(&key(b)));
-            let left = self.grow(start, mid);
-            let right = self.grow(mid, end);
+            let left = self.grow(coords, start, mid);
+            let right = self.grow(coords, mid, end);
             self.nodes[id].children = Some((left, right));
         }
         id
     }
 
-    /// A lower bound on the (tree-metric) distance from `q` to any point of `node`.
-    fn lower_bound(&self, node: &Node, q: &[f64]) -> f64 {
-        match &node.bound {
-            Bound::Box { lo, hi } => {
-                let gaps = q
-                    .iter()
-                    .zip(lo.iter().zip(hi))
-                    .map(|(&v, (&l, &h))| (l - v).max(v - h).max(0.0));
-                match self.tree_metric() {
-                    MetricKind::Manhattan | MetricKind::Minkowski(1.0) => gaps.sum(),
-                    MetricKind::Minkowski(p) if p.is_infinite() => gaps.fold(0.0, f64::max),
-                    MetricKind::Minkowski(p) if p != 2.0 => {
-                        gaps.map(|g| g.powf(p)).sum::<f64>().powf(1.0 / p)
-                    }
-                    _ => gaps.map(|g| g * g).sum::<f64>().sqrt(),
+    /// A lower bound on the (tree-metric) distance from `q` to any point of node `id`.
+    #[inline(always)]
+    fn lower_bound<const D: usize>(&self, id: usize, q: &[f64]) -> f64 {
+        let dt = self.tree_dim::<D>();
+        let q = &q[..dt];
+        let b = &self.bounds[2 * dt * id..2 * dt * (id + 1)];
+        if self.kind == IndexKind::BallTree {
+            let (center, radius) = (&b[..dt], b[dt]);
+            return (self.tree_metric().distance(center, q) - radius).max(0.0);
+        }
+        let (lo, hi) = (&b[..dt], &b[dt..]);
+        let gap = |j: usize| (lo[j] - q[j]).max(q[j] - hi[j]).max(0.0);
+        let mut acc = 0.0;
+        match self.tree_metric() {
+            MetricKind::Manhattan | MetricKind::Minkowski(1.0) => {
+                for j in 0..dt {
+                    acc += gap(j);
                 }
+                acc
             }
-            Bound::Ball { center, radius } => (self.tree_metric().distance(center, q) - radius).max(0.0),
+            MetricKind::Minkowski(p) if p.is_infinite() => {
+                for j in 0..dt {
+                    acc = f64::max(acc, gap(j));
+                }
+                acc
+            }
+            MetricKind::Minkowski(p) if p != 2.0 => {
+                for j in 0..dt {
+                    acc += gap(j).powf(p);
+                }
+                acc.powf(1.0 / p)
+            }
+            _ => {
+                for j in 0..dt {
+                    let g = gap(j);
+                    acc += g * g;
+                }
+                acc.sqrt()
+            }
         }
     }
 
@@ -298,9 +400,9 @@ impl<'a, F: Scalar> NeighborIndex<'a, F> {
     /// `√(2·eps)` (zero vectors sit at 1 from unit vectors, where cosine says 1, covered since
     /// √(2·eps) ≥ 1 whenever eps ≥ 1); for haversine the chord `2·sin(eps / 2R)`.
     fn tree_radius(&self, eps: f64) -> f64 {
-        match (&self.embedding, self.metric) {
-            (Some(_), MetricKind::Cosine) => (2.0 * eps.max(0.0)).sqrt(),
-            (Some(_), MetricKind::Haversine) => {
+        match (self.embedded, self.metric) {
+            (true, MetricKind::Cosine) => (2.0 * eps.max(0.0)).sqrt(),
+            (true, MetricKind::Haversine) => {
                 2.0 * (eps.max(0.0) / (2.0 * EARTH_RADIUS_KM))
                     .min(std::f64::consts::FRAC_PI_2)
                     .sin()
@@ -311,15 +413,15 @@ impl<'a, F: Scalar> NeighborIndex<'a, F> {
 
     fn query_coords(&self, q: &[F]) -> Vec<f64> {
         let mut c: Vec<f64> = q.iter().map(|v| v.to_f64_exact()).collect();
-        match (&self.embedding, self.metric) {
-            (Some(_), MetricKind::Cosine) => {
+        match (self.embedded, self.metric) {
+            (true, MetricKind::Cosine) => {
                 let norm = c.iter().map(|v| v * v).sum::<f64>().sqrt();
                 if norm > 0.0 {
                     c.iter_mut().for_each(|v| *v /= norm);
                 }
                 c
             }
-            (Some(_), MetricKind::Haversine) => sphere(c[0], c[1]).to_vec(),
+            (true, MetricKind::Haversine) => sphere(c[0], c[1]).to_vec(),
             _ => c,
         }
     }
@@ -337,46 +439,53 @@ impl<'a, F: Scalar> NeighborIndex<'a, F> {
         q: &[F],
         eps: f64,
         skip: impl Fn(usize) -> bool,
+        visit: impl FnMut(usize, f64) -> bool,
+    ) {
+        at_dim!(self, within_at(q, eps, skip, visit))
+    }
+
+    fn within_at<const D: usize>(
+        &self,
+        q: &[F],
+        eps: f64,
+        skip: impl Fn(usize) -> bool,
         mut visit: impl FnMut(usize, f64) -> bool,
     ) {
         let qg = self.prepare(q);
-        let mut check = |j: usize| -> bool {
-            if skip(j) {
-                return true;
-            }
-            let d = self.distance(q, qg.as_ref(), j);
-            if d <= eps {
-                visit(j, d)
-            } else {
-                true
-            }
-        };
-        if self.kind == IndexKind::Brute {
-            for j in 0..self.len() {
-                if !check(j) {
-                    return;
+        let mut scan = |start: usize, end: usize| -> bool {
+            for p in start..end {
+                let j = self.order[p];
+                if skip(j) {
+                    continue;
+                }
+                let d = self.distance_at::<D>(q, qg.as_ref(), p);
+                if d <= eps && !visit(j, d) {
+                    return false;
                 }
             }
+            true
+        };
+        if self.kind == IndexKind::Brute {
+            scan(0, self.len());
             return;
         }
         let qc = self.query_coords(q);
         let limit = self.tree_radius(eps) * (1.0 + SLACK) + f64::MIN_POSITIVE;
-        let mut stack = vec![0usize];
+        let mut stack = Vec::with_capacity(64);
+        stack.push(0usize);
         while let Some(id) = stack.pop() {
-            let node = &self.nodes[id];
-            if self.lower_bound(node, &qc) > limit {
+            if self.lower_bound::<D>(id, &qc) > limit {
                 continue;
             }
+            let node = self.nodes[id];
             match node.children {
                 Some((l, r)) => {
                     stack.push(r);
                     stack.push(l);
                 }
                 None => {
-                    for &j in &self.order[node.start..node.end] {
-                        if !check(j) {
-                            return;
-                        }
+                    if !scan(node.start, node.end) {
+                        return;
                     }
                 }
             }
@@ -425,77 +534,103 @@ impl<'a, F: Scalar> NeighborIndex<'a, F> {
     /// [`NeighborIndex::nearest`], adding the number of points whose distance it computed
     /// to `read`.
     fn nearest_counting(&self, q: &[F], k: usize, read: &mut usize) -> Vec<(usize, f64)> {
-        #[derive(PartialEq)]
-        struct Cand(f64, usize);
-        impl Eq for Cand {}
-        impl PartialOrd for Cand {
-            fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
-                Some(self.cmp(o))
-            }
-        }
-        impl Ord for Cand {
-            fn cmp(&self, o: &Self) -> std::cmp::Ordering {
-                self.0.total_cmp(&o.0).then(self.1.cmp(&o.1))
-            }
-        }
+        at_dim!(self, nearest_at(q, k, read))
+    }
+
+    fn nearest_at<const D: usize>(&self, q: &[F], k: usize, read: &mut usize) -> Vec<(usize, f64)> {
         let k = k.min(self.len());
         if k == 0 {
             return Vec::new();
         }
-        let mut heap: BinaryHeap<Cand> = BinaryHeap::with_capacity(k + 1);
+        // The best so far, sorted by (distance, index): k is small, so an insertion into a
+        // sorted array beats a heap.
+        let mut best: Vec<(usize, f64)> = Vec::with_capacity(k + 1);
         let qg = self.prepare(q);
-        let offer = |j: usize, heap: &mut BinaryHeap<Cand>| {
-            let c = Cand(self.distance(q, qg.as_ref(), j), j);
-            if heap.len() < k {
-                heap.push(c);
-            } else if c < *heap.peek().expect("k >= 1") {
-                heap.pop();
-                heap.push(c);
+        let euclidean = self.metric == MetricKind::Euclidean;
+        let mut scan = |start: usize, end: usize, best: &mut Vec<(usize, f64)>| {
+            let d = self.dim::<D>();
+            *read += end - start;
+            // Euclidean: a point whose squared distance is clearly beyond the k-th best (by
+            // more than F's rounding) is passed over before its square root is taken.
+            let beyond = if euclidean && best.len() == k {
+                best[k - 1].1 * best[k - 1].1 * (1.0 + 1e-6)
+            } else {
+                f64::INFINITY
+            };
+            for p in start..end {
+                let dist = if euclidean {
+                    let squares =
+                        q[..d]
+                            .iter()
+                            .zip(&self.rows[p * d..(p + 1) * d])
+                            .fold(F::zero(), |s, (&x, &y)| {
+                                let t = x - y;
+                                s + t * t
+                            });
+                    if squares.to_f64_exact() > beyond {
+                        continue;
+                    }
+                    squares.sqrt().to_f64_exact()
+                } else {
+                    self.distance_at::<D>(q, qg.as_ref(), p)
+                };
+                let j = self.order[p];
+                let worse = |b: &(usize, f64)| dist < b.1 || (dist == b.1 && j < b.0);
+                if best.len() == k && !worse(&best[k - 1]) {
+                    continue;
+                }
+                let at = best.iter().rposition(|b| !worse(b)).map_or(0, |a| a + 1);
+                best.insert(at, (j, dist));
+                best.truncate(k);
             }
         };
         if self.kind == IndexKind::Brute {
-            *read += self.len();
-            (0..self.len()).for_each(|j| offer(j, &mut heap));
-        } else {
-            let qc = self.query_coords(q);
-            let mut stack = vec![0usize];
-            while let Some(id) = stack.pop() {
-                let node = &self.nodes[id];
-                if heap.len() == k {
-                    let worst = heap.peek().expect("k >= 1").0;
-                    if self.lower_bound(node, &qc)
-                        > self.tree_radius(worst) * (1.0 + SLACK) + f64::MIN_POSITIVE
-                    {
-                        continue;
+            scan(0, self.len(), &mut best);
+            return best;
+        }
+        let qc = self.query_coords(q);
+        let mut stack = Vec::with_capacity(64);
+        stack.push((0usize, 0.0f64));
+        while let Some((id, lb)) = stack.pop() {
+            if best.len() == k && lb > self.tree_radius(best[k - 1].1) * (1.0 + SLACK) + f64::MIN_POSITIVE {
+                continue;
+            }
+            let node = self.nodes[id];
+            match node.children {
+                Some((l, r)) => {
+                    // Visit the nearer child first.
+                    let (dl, dr) = (self.lower_bound::<D>(l, &qc), self.lower_bound::<D>(r, &qc));
+                    if dl <= dr {
+                        stack.push((r, dr));
+                        stack.push((l, dl));
+                    } else {
+                        stack.push((l, dl));
+                        stack.push((r, dr));
                     }
                 }
-                match node.children {
-                    Some((l, r)) => {
-                        // Visit the nearer child first.
-                        let (dl, dr) = (
-                            self.lower_bound(&self.nodes[l], &qc),
-                            self.lower_bound(&self.nodes[r], &qc),
-                        );
-                        if dl <= dr {
-                            stack.push(r);
-                            stack.push(l);
-                        } else {
-                            stack.push(l);
-                            stack.push(r);
-                        }
-                    }
-                    None => {
-                        *read += node.end - node.start;
-                        for &j in &self.order[node.start..node.end] {
-                            offer(j, &mut heap);
-                        }
-                    }
-                }
+                None => scan(node.start, node.end, &mut best),
             }
         }
-        let mut v: Vec<(usize, f64)> = heap.into_iter().map(|c| (c.1, c.0)).collect();
-        v.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
-        v
+        best
+    }
+
+    /// `f(i)` for every indexed point `i`, by point; computed in parallel in the tree's order,
+    /// so that one query after another descends to the same nodes, which are then in cache.
+    pub(crate) fn map_points<T: Send>(&self, f: impl Fn(usize) -> T + Sync + Send) -> Vec<T> {
+        let by_position: Vec<T> = self.order.par_iter().map(|&i| f(i)).collect();
+        let mut by_point: Vec<Option<T>> = std::iter::repeat_with(|| None).take(self.len()).collect();
+        for (t, &i) in by_position.into_iter().zip(&self.order) {
+            by_point[i] = Some(t);
+        }
+        by_point
+            .into_iter()
+            .map(|t| t.expect("the order is a permutation"))
+            .collect()
+    }
+
+    /// The points in the tree's order (neighbouring points one after another).
+    pub(crate) fn tree_order(&self) -> &[usize] {
+        &self.order
     }
 
     /// Indexed point `i`'s coordinates (for queries of the indexed points themselves).
@@ -505,8 +640,15 @@ impl<'a, F: Scalar> NeighborIndex<'a, F> {
 
     /// The distance between indexed points `i` and `j`, as a query of point `i` finds it.
     pub(crate) fn distance_between(&self, i: usize, j: usize) -> f64 {
-        let q = self.row(i);
-        self.distance(q, self.prepare(q).as_ref(), j)
+        let (a, b) = (self.row(i), self.row(j));
+        match self.metric {
+            MetricKind::Haversine => F::from_f64_lossy(haversine_prepared(
+                &GeoPoint::new(a[0].to_f64_exact(), a[1].to_f64_exact()),
+                &GeoPoint::new(b[0].to_f64_exact(), b[1].to_f64_exact()),
+            ))
+            .to_f64_exact(),
+            metric => row_distance(metric, a, b),
+        }
     }
 
     /// A summary of each tree node's points, by node id (none for brute force): `leaf` of a
@@ -536,9 +678,9 @@ impl<'a, F: Scalar> NeighborIndex<'a, F> {
     /// `t` (the inverse of [`Self::tree_radius`]), less the slack.
     fn distance_floor(&self, t: f64) -> f64 {
         let t = t * (1.0 - SLACK);
-        match (&self.embedding, self.metric) {
-            (Some(_), MetricKind::Cosine) => t * t / 2.0,
-            (Some(_), MetricKind::Haversine) => 2.0 * EARTH_RADIUS_KM * (t / 2.0).min(1.0).asin(),
+        match (self.embedded, self.metric) {
+            (true, MetricKind::Cosine) => t * t / 2.0,
+            (true, MetricKind::Haversine) => 2.0 * EARTH_RADIUS_KM * (t / 2.0).min(1.0).asin(),
             _ => t,
         }
     }
@@ -556,11 +698,22 @@ impl<'a, F: Scalar> NeighborIndex<'a, F> {
         node_floor: impl Fn(usize, f64) -> Option<f64>,
         score: impl Fn(usize, f64) -> Option<f64>,
     ) -> Option<(usize, f64)> {
+        at_dim!(self, lowest_score_at(q, floor, node_floor, score))
+    }
+
+    fn lowest_score_at<const D: usize>(
+        &self,
+        q: &[F],
+        floor: f64,
+        node_floor: impl Fn(usize, f64) -> Option<f64>,
+        score: impl Fn(usize, f64) -> Option<f64>,
+    ) -> Option<(usize, f64)> {
         let qg = self.prepare(q);
         let mut best: Option<(usize, f64)> = None;
-        // Offers point j; true once the best reaches the floor.
-        let offer = |j: usize, best: &mut Option<(usize, f64)>| {
-            if let Some(s) = score(j, self.distance(q, qg.as_ref(), j)) {
+        // Offers the point at position p; true once the best reaches the floor.
+        let offer = |p: usize, best: &mut Option<(usize, f64)>| {
+            let j = self.order[p];
+            if let Some(s) = score(j, self.distance_at::<D>(q, qg.as_ref(), p)) {
                 if best.is_none_or(|b| s < b.1) {
                     *best = Some((j, s));
                 }
@@ -568,15 +721,16 @@ impl<'a, F: Scalar> NeighborIndex<'a, F> {
             best.is_some_and(|b| b.1 <= floor)
         };
         if self.kind == IndexKind::Brute {
-            for j in 0..self.len() {
-                if offer(j, &mut best) {
+            for p in 0..self.len() {
+                if offer(p, &mut best) {
                     break;
                 }
             }
             return best;
         }
         let qc = self.query_coords(q);
-        let mut stack = vec![(0usize, 0.0f64)];
+        let mut stack = Vec::with_capacity(64);
+        stack.push((0usize, 0.0f64));
         'descent: while let Some((id, lb)) = stack.pop() {
             let Some(f) = node_floor(id, self.distance_floor(lb)) else {
                 continue;
@@ -584,13 +738,10 @@ impl<'a, F: Scalar> NeighborIndex<'a, F> {
             if best.is_some_and(|b| f >= b.1) {
                 continue;
             }
-            let node = &self.nodes[id];
+            let node = self.nodes[id];
             match node.children {
                 Some((l, r)) => {
-                    let (dl, dr) = (
-                        self.lower_bound(&self.nodes[l], &qc),
-                        self.lower_bound(&self.nodes[r], &qc),
-                    );
+                    let (dl, dr) = (self.lower_bound::<D>(l, &qc), self.lower_bound::<D>(r, &qc));
                     if dl <= dr {
                         stack.push((r, dr));
                         stack.push((l, dl));
@@ -600,8 +751,8 @@ impl<'a, F: Scalar> NeighborIndex<'a, F> {
                     }
                 }
                 None => {
-                    for &j in &self.order[node.start..node.end] {
-                        if offer(j, &mut best) {
+                    for p in node.start..node.end {
+                        if offer(p, &mut best) {
                             break 'descent;
                         }
                     }
@@ -615,6 +766,7 @@ impl<'a, F: Scalar> NeighborIndex<'a, F> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ndarray::Array2;
     use rand::{Rng, SeedableRng};
 
     fn points(n: usize, d: usize, seed: u64) -> Array2<f64> {

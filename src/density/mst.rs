@@ -10,7 +10,9 @@
 //! descent skipping nodes that lie wholly in the point's own component or whose bound on
 //! the distance cannot beat the best so far (mrd is at least core(i), so a point stops as
 //! soon as it meets that). A point's answer is kept for the next round while it still leads
-//! out of its component. O(n) memory beyond the index; parallel over the points and the
+//! out of its component; its weight, or the least weight its search cut away, bounds every
+//! later answer from below (components only grow), and a point whose bound exceeds the best
+//! its component has found so far is not searched. O(n) memory beyond the index; parallel over the points and the
 //! same for any thread count. From a precomputed matrix: Prim's algorithm, O(n²) time and
 //! O(n) memory beyond the matrix.
 
@@ -79,6 +81,9 @@ impl UnionFind {
     }
 }
 
+/// A point's nearest point of another component, its weight, and whether that is certain.
+type Lead = (usize, f64, bool);
+
 /// The mutual-reachability weight of a pair.
 #[inline]
 fn mrd(core_a: f64, core_b: f64, d: f64, alpha: f64) -> f64 {
@@ -86,11 +91,14 @@ fn mrd(core_a: f64, core_b: f64, d: f64, alpha: f64) -> f64 {
 }
 
 /// The spanning tree of the points of `index` under mutual reachability with core distances
-/// `core` (n − 1 edges, in the order they were found); `progress` after each round.
+/// `core` (n − 1 edges, in the order they were found); `known[i]`, where given, is point i's
+/// nearest point (j, weight) under mutual reachability, already certain; `progress` after
+/// each round.
 pub(crate) fn boruvka<F: Scalar>(
     index: &NeighborIndex<'_, F>,
     core: &[f64],
     alpha: f64,
+    known: &[Option<(usize, f64)>],
     progress: Option<&ProgressFn>,
 ) -> Result<Vec<Edge>> {
     let n = index.len();
@@ -102,7 +110,12 @@ pub(crate) fn boruvka<F: Scalar>(
     );
     // Each point's nearest point of another component with its weight, and whether that is
     // certain (then kept for the next rounds while it still leads out of the component).
-    let mut nearest: Vec<Option<(usize, f64, bool)>> = vec![None; n];
+    let mut nearest: Vec<Option<Lead>> = (0..n)
+        .map(|i| known.get(i).copied().flatten().map(|(j, w)| (j, w, true)))
+        .collect();
+    // A lower bound on the weight of each point's lightest edge out of its component (which
+    // only grows as components merge).
+    let mut lower: Vec<f64> = core.to_vec();
     let mut round = 0;
     while edges.len() + 1 < n {
         round += 1;
@@ -120,10 +133,11 @@ pub(crate) fn boruvka<F: Scalar>(
             |a, b| if a == b { *a } else { MIXED },
         );
         // Only a component's lightest edge out matters: each component's bound (the lightest
-        // found so far, shared between threads) cuts its points' searches. A cut search is
-        // certain when nothing cut away could have beaten what it found; where the cut may
-        // hide the answer, the weight found exceeds the component's lightest, so it is never
-        // chosen, and the choice does not depend on the order the threads ran in.
+        // found so far, shared between threads) cuts its points' searches, and a point whose
+        // lower bound exceeds it is not searched. A cut search is certain when nothing cut
+        // away could have beaten what it found. Where a cut or a skip may hide a point's
+        // answer, that answer exceeds the component's lightest, so it is never chosen; the
+        // choice does not depend on the order the threads ran in.
         let bound: Vec<AtomicU64> = (0..n).map(|_| AtomicU64::new(f64::INFINITY.to_bits())).collect();
         for (i, best) in nearest.iter_mut().enumerate() {
             match *best {
@@ -133,33 +147,44 @@ pub(crate) fn boruvka<F: Scalar>(
                 _ => *best = None,
             }
         }
-        nearest.par_iter_mut().enumerate().for_each(|(i, best)| {
-            if best.is_some() {
-                return;
-            }
-            let (ci, own) = (core[i], comp[i]);
-            let cut = std::cell::Cell::new(f64::INFINITY);
-            let found = index.lowest_score(
-                index.point(i),
-                ci,
-                |node, d| {
-                    if node_comp[node] == own {
-                        return None;
-                    }
-                    let floor = mrd(ci, node_core[node], d, alpha);
-                    if floor > f64::from_bits(bound[own].load(Ordering::Relaxed)) {
-                        cut.set(cut.get().min(floor));
-                        return None;
-                    }
-                    Some(floor)
-                },
-                |j, d| (comp[j] != own).then(|| mrd(ci, core[j], d, alpha)),
-            );
-            *best = found.map(|(j, w)| {
-                bound[own].fetch_min(w.to_bits(), Ordering::Relaxed);
-                (j, w, w <= cut.get())
-            });
-        });
+        let searched: Vec<(usize, Option<Lead>, f64)> = index
+            .tree_order()
+            .par_iter()
+            .filter_map(|&i| {
+                let own = comp[i];
+                let limit = || f64::from_bits(bound[own].load(Ordering::Relaxed));
+                if nearest[i].is_some() || lower[i] > limit() {
+                    return None;
+                }
+                let ci = core[i];
+                let cut = std::cell::Cell::new(f64::INFINITY);
+                let found = index.lowest_score(
+                    index.point(i),
+                    ci,
+                    |node, d| {
+                        if node_comp[node] == own {
+                            return None;
+                        }
+                        let floor = mrd(ci, node_core[node], d, alpha);
+                        if floor > limit() {
+                            cut.set(cut.get().min(floor));
+                            return None;
+                        }
+                        Some(floor)
+                    },
+                    |j, d| (comp[j] != own).then(|| mrd(ci, core[j], d, alpha)),
+                );
+                if let Some((_, w)) = found {
+                    bound[own].fetch_min(w.to_bits(), Ordering::Relaxed);
+                }
+                let at_least = found.map_or(cut.get(), |(_, w)| w.min(cut.get()));
+                Some((i, found.map(|(j, w)| (j, w, w <= cut.get())), at_least))
+            })
+            .collect();
+        for (i, found, at_least) in searched {
+            nearest[i] = found;
+            lower[i] = lower[i].max(at_least);
+        }
         // Each component's lightest edge out (the total order breaks ties), lightest first.
         let mut lightest: Vec<Option<Edge>> = vec![None; n];
         for (i, best) in nearest.iter().enumerate() {
@@ -249,13 +274,14 @@ pub(crate) fn prim_rows(n: usize, mut fill: impl FnMut(usize, &[bool], &mut [f64
 /// Prim's algorithm from object 0 as scikit-learn's HDBSCAN runs it over every pair (the
 /// lightest object out of the tree next, the lowest index among equal weights, each edge
 /// from the first tree object that reached that weight), but over the candidate pairs
-/// `adjacent[start[i]..start[i + 1]]` of each object i only. The run is the same wherever the
+/// `adjacent[start[i]..start[i + 1]]` of each object i only, `weight(i, j, slot)` with the
+/// slot of j in that list. The run is the same wherever the
 /// candidates hold every pair that is ever a lightest edge out of the tree (every edge of
 /// every minimum spanning tree). O(candidates · log n) time.
 pub(crate) fn prim_over(
     start: &[usize],
     adjacent: &[u32],
-    weight: impl Fn(usize, usize) -> f64,
+    weight: impl Fn(usize, usize, usize) -> f64,
 ) -> Vec<Edge> {
     use std::cmp::Reverse;
     #[derive(PartialEq)]
@@ -279,10 +305,15 @@ pub(crate) fn prim_over(
     let mut current = 0;
     for _ in 1..n {
         in_tree[current] = true;
-        for &j in &adjacent[start[current]..start[current + 1]] {
+        for (slot, &j) in adjacent
+            .iter()
+            .enumerate()
+            .take(start[current + 1])
+            .skip(start[current])
+        {
             let j = j as usize;
             if !in_tree[j] {
-                let w = weight(current, j);
+                let w = weight(current, j, slot);
                 if w < key[j].0 {
                     key[j] = (w, current);
                     heap.push(Reverse(Key(w, j)));
@@ -354,13 +385,25 @@ mod tests {
                 .map(|i| index.nearest(index.point(i), ms).last().unwrap().1)
                 .collect();
             let weight = |i: usize, j: usize| mrd(core[i], core[j], index.distance_between(i, j), alpha);
-            let tree = boruvka(&index, &core, alpha, None).unwrap();
+            let tree = boruvka(&index, &core, alpha, &[], None).unwrap();
             assert_eq!(tree.len(), n - 1);
             let mut sets = UnionFind::new(n);
             for e in &tree {
                 assert!(sets.union(e.a, e.b), "case {case}: a cycle");
                 assert_eq!(e.w, weight(e.a, e.b));
             }
+            // The same weights when each point's nearest is given where a point within its
+            // core distance has a core distance no larger (HDBSCAN's first round).
+            let known: Vec<Option<(usize, f64)>> = (0..n)
+                .map(|i| {
+                    (0..n)
+                        .find(|&j| {
+                            j != i && index.distance_between(i, j) <= alpha * core[i] && core[j] <= core[i]
+                        })
+                        .map(|j| (j, core[i]))
+                })
+                .collect();
+            let seeded = boruvka(&index, &core, alpha, &known, None).unwrap();
             let dense = prim(n, weight);
             let sorted = |v: &[Edge]| {
                 let mut w: Vec<f64> = v.iter().map(|e| e.w).collect();
@@ -368,11 +411,12 @@ mod tests {
                 w
             };
             assert_eq!(sorted(&tree), sorted(&dense), "case {case}: {metric:?} {kind:?}");
+            assert_eq!(sorted(&seeded), sorted(&dense), "case {case}: seeded");
             let start: Vec<usize> = (0..=n).map(|i| i * (n - 1)).collect();
             let adjacent: Vec<u32> = (0..n)
                 .flat_map(|i| (0..n).filter(move |&j| j != i).map(|j| j as u32))
                 .collect();
-            let over = prim_over(&start, &adjacent, weight);
+            let over = prim_over(&start, &adjacent, |i, j, _| weight(i, j));
             let order = |v: &[Edge]| v.iter().map(|e| (e.b, e.w)).collect::<Vec<_>>();
             assert_eq!(order(&over), order(&dense), "case {case}");
         }

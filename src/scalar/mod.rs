@@ -48,9 +48,11 @@ pub trait Gemm: Sized {
 
 impl Scalar for f32 {
     const DTYPE: &'static str = "float32";
+    #[inline(always)]
     fn from_f64_lossy(v: f64) -> Self {
         v as f32
     }
+    #[inline(always)]
     fn to_f64_exact(self) -> f64 {
         self as f64
     }
@@ -70,9 +72,11 @@ impl Scalar for f32 {
 
 impl Scalar for f64 {
     const DTYPE: &'static str = "float64";
+    #[inline(always)]
     fn from_f64_lossy(v: f64) -> Self {
         v
     }
+    #[inline(always)]
     fn to_f64_exact(self) -> f64 {
         self
     }
