@@ -19,7 +19,9 @@
 use super::index::NeighborIndex;
 use crate::error::{Error, Result};
 use crate::estimator::{Progress, ProgressFn};
+use crate::metric::{Metric, MetricKind};
 use crate::scalar::Scalar;
+use ndarray::ArrayView2;
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -271,6 +273,69 @@ pub(crate) fn prim_rows(n: usize, mut fill: impl FnMut(usize, &[bool], &mut [f64
     edges
 }
 
+/// Prim's algorithm from point 0 over the plain distances between the rows of `x` (single
+/// linkage in many dimensions, where trees prune little), reporting each point added with the
+/// tree point nearest it (the lowest index among equal weights, as [`prim`]). The rows not yet
+/// in the tree are kept side by side (a copy, compacted as points join), so each step is one
+/// pass of the SIMD row kernels over them, in parallel blocks, then one pass that updates
+/// their reach and picks the next. O(n²·d / 2) time, O(n·d) memory.
+pub(crate) fn prim_points<F: Scalar>(x: ArrayView2<'_, F>, metric: MetricKind) -> Vec<Edge> {
+    const BLOCK: usize = 1024;
+    let (n, d) = x.dim();
+    let mut rest: Vec<F> = x.iter().skip(d).copied().collect();
+    let mut ids: Vec<usize> = (1..n).collect();
+    // (weight, tree point giving it) of each point of `rest`
+    let mut reach = vec![(f64::INFINITY, 0usize); n.saturating_sub(1)];
+    let mut buf = vec![F::zero(); n];
+    let table = F::simd_table();
+    let mut edges = Vec::with_capacity(n.saturating_sub(1));
+    let mut current: Vec<F> = x.row(0).to_vec();
+    let mut current_id = 0;
+    while !ids.is_empty() {
+        let m = ids.len();
+        let a = &current;
+        buf[..m]
+            .par_chunks_mut(BLOCK)
+            .zip(rest[..m * d].par_chunks(BLOCK * d))
+            .for_each(|(o, ys)| match metric {
+                MetricKind::Euclidean | MetricKind::SqEuclidean => (table.sqeuclidean_rows)(a, ys, o),
+                MetricKind::Manhattan => (table.manhattan_rows)(a, ys, o),
+                _ => o
+                    .iter_mut()
+                    .zip(ys.chunks_exact(d))
+                    .for_each(|(o, y)| *o = metric.distance(a, y)),
+            });
+        let mut next = 0;
+        for t in 0..m {
+            let b = buf[t];
+            let w = if metric == MetricKind::Euclidean {
+                b.sqrt()
+            } else {
+                b
+            }
+            .to_f64_exact();
+            if w < reach[t].0 {
+                reach[t] = (w, current_id);
+            }
+            let (r, best) = (reach[t].0, reach[next].0);
+            if r < best || (r == best && ids[t] < ids[next]) {
+                next = t;
+            }
+        }
+        let (w, from) = reach[next];
+        let id = ids[next];
+        edges.push(Edge { a: from, b: id, w });
+        current.copy_from_slice(&rest[next * d..(next + 1) * d]);
+        current_id = id;
+        // Compact: the last point of `rest` takes the place of the one added.
+        let last = m - 1;
+        rest.copy_within(last * d..m * d, next * d);
+        ids.swap_remove(next);
+        reach.swap_remove(next);
+    }
+    edges
+}
+
 /// Prim's algorithm from object 0 as scikit-learn's HDBSCAN runs it over every pair (the
 /// lightest object out of the tree next, the lowest index among equal weights, each edge
 /// from the first tree object that reached that weight), but over the candidate pairs
@@ -410,6 +475,17 @@ mod tests {
                 w.sort_by(f64::total_cmp);
                 w
             };
+            if metric != MetricKind::Haversine && case % 2 == 0 {
+                // Prim's over the rows: the plain distances' tree (SIMD sums: within rounding).
+                let plain = prim_points(x.view(), metric);
+                let exact = prim(n, |i, j| index.distance_between(i, j));
+                let (p, e) = (sorted(&plain), sorted(&exact));
+                for (p, e) in p.iter().zip(&e) {
+                    assert!((p - e).abs() <= 1e-12 * e.max(1.0), "case {case}: {p} vs {e}");
+                }
+                let mut sets = UnionFind::new(n);
+                assert!(plain.iter().all(|e| sets.union(e.a, e.b)), "case {case}: a cycle");
+            }
             assert_eq!(sorted(&tree), sorted(&dense), "case {case}: {metric:?} {kind:?}");
             assert_eq!(sorted(&seeded), sorted(&dense), "case {case}: seeded");
             let start: Vec<usize> = (0..=n).map(|i| i * (n - 1)).collect();
