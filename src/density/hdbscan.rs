@@ -699,11 +699,15 @@ pub fn single_linkage<F: Scalar>(
         crate::error::hints::DENSITY,
     )?;
     let x = crate::data::standard_layout(x);
-    // Above 16 dimensions trees prune little: up to 50,000 points (and beyond where the
-    // index finds no structure) Prim's algorithm over every pair, through the SIMD kernels,
-    // beats Borůvka's (at 1,000 × 32 and 64, 10,000 × 32 and 64:
+    // Prim's algorithm over every pair, through the SIMD kernels, beats Borůvka's over a tree
+    // on few points for their dimension (whole process, one thread: 1,000 × 8 in 7.7 ms
+    // against 14.8, 2,000 × 8 16.6 against 23.8; but 3,000 × 4 29.8 against 16.5, 10,000 × 8
+    // 309 against 188), and above 16 dimensions, where trees prune little, up to 50,000 points
+    // and beyond where the index finds no structure (10,000 × 64: 1.0 s against 3.4;
     // paper-repro/results/mst_vs_quitefastmst.md).
-    let dense = |index: Option<IndexKind>| x.ncols() > 16 && (n <= 50_000 || index == Some(IndexKind::Brute));
+    let d = x.ncols();
+    let dense =
+        |index: Option<IndexKind>| n <= 250 * d || d > 16 && (n <= 50_000 || index == Some(IndexKind::Brute));
     let edges = if n <= 1 {
         Vec::new()
     } else if dense(None) {

@@ -617,15 +617,9 @@ impl<'a, F: Scalar> NeighborIndex<'a, F> {
     /// `f(i)` for every indexed point `i`, by point; computed in parallel in the tree's order,
     /// so that one query after another descends to the same nodes, which are then in cache.
     pub(crate) fn map_points<T: Send>(&self, f: impl Fn(usize) -> T + Sync + Send) -> Vec<T> {
-        let by_position: Vec<T> = self.order.par_iter().map(|&i| f(i)).collect();
-        let mut by_point: Vec<Option<T>> = std::iter::repeat_with(|| None).take(self.len()).collect();
-        for (t, &i) in by_position.into_iter().zip(&self.order) {
-            by_point[i] = Some(t);
-        }
-        by_point
-            .into_iter()
-            .map(|t| t.expect("the order is a permutation"))
-            .collect()
+        let mut by_position: Vec<(usize, T)> = self.order.par_iter().map(|&i| (i, f(i))).collect();
+        by_position.par_sort_unstable_by_key(|t| t.0);
+        by_position.into_iter().map(|t| t.1).collect()
     }
 
     /// The points in the tree's order (neighbouring points one after another).
