@@ -6,8 +6,9 @@
 //! nearest point, itself included, as scikit-learn); the minimum spanning tree of the
 //! mutual-reachability distance from Borůvka's algorithm over the same tree (module `mst`),
 //! with no n × n matrix, its first round mostly answered by the same queries (a point with a
-//! point within its core distance whose own is no larger is that far from it); the rest as scikit-learn ([`super::hierarchy`]). From a precomputed
-//! matrix the tree comes from Prim's algorithm on the matrix.
+//! point within its core distance whose own is no larger is that far from it); the rest as
+//! scikit-learn ([`super::hierarchy`]). From a precomputed matrix the tree comes from Prim's
+//! algorithm on the matrix.
 //!
 //! Where we differ: scikit-learn's tree-based path divides the pair distances by `alpha` but
 //! not the core distances, its matrix path both; we follow it in each (points, matrix).

@@ -12,9 +12,10 @@
 //! soon as it meets that). A point's answer is kept for the next round while it still leads
 //! out of its component; its weight, or the least weight its search cut away, bounds every
 //! later answer from below (components only grow), and a point whose bound exceeds the best
-//! its component has found so far is not searched. O(n) memory beyond the index; parallel over the points and the
-//! same for any thread count. From a precomputed matrix: Prim's algorithm, O(n²) time and
-//! O(n) memory beyond the matrix.
+//! its component has found so far is not searched. O(n) memory beyond the index; parallel
+//! over the points and the same for any thread count. From a precomputed matrix: Prim's
+//! algorithm, O(n²) time and O(n) memory beyond the matrix; from points in many dimensions
+//! (single linkage) Prim's over the rows through the SIMD kernels ([`prim_points`]).
 
 use super::index::NeighborIndex;
 use crate::error::{Error, Result};
