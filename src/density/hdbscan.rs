@@ -707,15 +707,13 @@ pub fn single_linkage<F: Scalar>(
     // and beyond where the index finds no structure (10,000 × 64: 1.0 s against 3.4;
     // paper-repro/results/mst_vs_quitefastmst.md).
     let d = x.ncols();
-    let dense =
-        |index: Option<IndexKind>| n <= 250 * d || d > 16 && (n <= 50_000 || index == Some(IndexKind::Brute));
     let edges = if n <= 1 {
         Vec::new()
-    } else if dense(None) {
+    } else if n <= 250 * d || d > 16 && n <= 50_000 {
         mst::prim_points(x.view(), metric)
     } else {
         let index = NeighborIndex::build(x.view(), metric, IndexKind::Auto)?;
-        if dense(Some(index.kind())) {
+        if d > 16 && index.kind() == IndexKind::Brute {
             mst::prim_points(x.view(), metric)
         } else {
             mst::boruvka(&index, &vec![0.0; n], 1.0, &[], None)?

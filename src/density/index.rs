@@ -117,24 +117,21 @@ fn sphere(lat: f64, lon: f64) -> [f64; 3] {
     [phi.cos() * lambda.cos(), phi.cos() * lambda.sin(), phi.sin()]
 }
 
-/// Σ(aᵢ − bᵢ)², summed in order.
-#[inline(always)]
-fn squares<F: Scalar>(a: &[F], b: &[F]) -> F {
-    a.iter().zip(b).fold(F::zero(), |s, (&x, &y)| {
-        let t = x - y;
-        s + t * t
-    })
-}
-
 /// The distance between two rows as every query of an index computes it: Euclidean,
 /// squared Euclidean, Manhattan and Chebyshev as one sequential loop over the coordinates
 /// (the sums scikit-learn's trees compute, with no call through the SIMD table, whose set-up
 /// dominates at a few dimensions), the others by [`Metric::distance`].
 #[inline(always)]
 fn row_distance<F: Scalar>(metric: MetricKind, a: &[F], b: &[F]) -> f64 {
+    let squares = || {
+        a.iter().zip(b).fold(F::zero(), |s, (&x, &y)| {
+            let t = x - y;
+            s + t * t
+        })
+    };
     match metric {
-        MetricKind::Euclidean => squares(a, b).sqrt().to_f64_exact(),
-        MetricKind::SqEuclidean => squares(a, b).to_f64_exact(),
+        MetricKind::Euclidean => squares().sqrt().to_f64_exact(),
+        MetricKind::SqEuclidean => squares().to_f64_exact(),
         MetricKind::Manhattan | MetricKind::Minkowski(1.0) => a
             .iter()
             .zip(b)
@@ -562,11 +559,18 @@ impl<'a, F: Scalar> NeighborIndex<'a, F> {
             };
             for p in start..end {
                 let dist = if euclidean {
-                    let sum = squares(&q[..d], &self.rows[p * d..(p + 1) * d]);
-                    if sum.to_f64_exact() > beyond {
+                    let squares =
+                        q[..d]
+                            .iter()
+                            .zip(&self.rows[p * d..(p + 1) * d])
+                            .fold(F::zero(), |s, (&x, &y)| {
+                                let t = x - y;
+                                s + t * t
+                            });
+                    if squares.to_f64_exact() > beyond {
                         continue;
                     }
-                    sum.sqrt().to_f64_exact()
+                    squares.sqrt().to_f64_exact()
                 } else {
                     self.distance_at::<D>(q, qg.as_ref(), p)
                 };
