@@ -365,3 +365,54 @@ fn auto_index_above_16_dimensions_follows_the_data() {
     let auto = NeighborIndex::build(low.view(), clustr::MetricKind::Euclidean, IndexKind::Auto).unwrap();
     assert_eq!(auto.kind(), IndexKind::KdTree);
 }
+
+/// The ordering over a tree (offers within a growing radius, nodes skipped by bounds) is the
+/// plain one that brute force makes (every processed point offers to every unprocessed one):
+/// the same ordering, reachabilities and predecessors, bit for bit, on points with many ties
+/// (a small integer grid with duplicates) and without, for an unbounded and a finite max_eps.
+#[test]
+fn optics_over_a_tree_is_the_plain_ordering() {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand::rngs::StdRng::seed_from_u64(11);
+    let grid = Array2::from_shape_fn((900, 2), |_| rng.random_range(0..12) as f64);
+    let sparse_grid = Array2::from_shape_fn((400, 2), |_| rng.random_range(0..40) as f64);
+    let blobs = clustr::datasets::Blobs::new(900, 4)
+        .n_features(3)
+        .seed(5)
+        .generate()
+        .unwrap()
+        .data;
+    for (name, x) in [("grid", &grid), ("sparse grid", &sparse_grid), ("blobs", &blobs)] {
+        for metric in [
+            MetricKind::Euclidean,
+            MetricKind::Manhattan,
+            MetricKind::Minkowski(f64::INFINITY),
+        ] {
+            for max_eps in [f64::INFINITY, 2.5] {
+                let fit = |index| {
+                    Optics::new(if name == "sparse grid" { 3 } else { 7 })
+                        .max_eps(max_eps)
+                        .metric(metric)
+                        .index(index)
+                        .fit(&x.view())
+                        .unwrap()
+                };
+                let plain = fit(IndexKind::Brute);
+                assert!(plain.reachability.iter().filter(|r| r.is_finite()).count() > 300);
+                for index in [IndexKind::KdTree, IndexKind::BallTree] {
+                    let tree = fit(index);
+                    let at = format!("{name} {metric:?} max_eps {max_eps} {index:?}");
+                    assert_eq!(tree.ordering, plain.ordering, "{at}: ordering");
+                    assert_eq!(tree.predecessor, plain.predecessor, "{at}: predecessors");
+                    let bits = |r: &[f64]| r.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+                    assert_eq!(
+                        bits(&tree.reachability),
+                        bits(&plain.reachability),
+                        "{at}: reachability"
+                    );
+                    assert_eq!(tree.labels, plain.labels, "{at}: labels");
+                }
+            }
+        }
+    }
+}

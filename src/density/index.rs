@@ -492,6 +492,72 @@ impl<'a, F: Scalar> NeighborIndex<'a, F> {
         }
     }
 
+    /// Tree nodes (0 for brute force); node ids run `0..node_count()`.
+    pub(crate) fn node_count(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// A walk over the points near `q` that keeps `bound[node]`, an upper bound on a value of
+    /// each node's points, so that later walks can skip nodes. A node is skipped when
+    /// `skip_node(floor, bound[node])`, `floor` being a lower bound on its points' distances
+    /// from `q`; in a visited leaf each point `j` with `!skip(j)` is offered as
+    /// `visit(j, distance)`, which returns its value (`-∞`: none); the leaf's bound becomes
+    /// the largest value returned and a visited inner node's the larger of its children's.
+    /// Points that `skip` must hold no value. Brute force offers every point and keeps no
+    /// bounds.
+    pub(crate) fn walk_bounded(
+        &self,
+        q: &[F],
+        bound: &mut [f64],
+        skip_node: impl Fn(f64, f64) -> bool,
+        skip: impl Fn(usize) -> bool,
+        visit: impl FnMut(usize, f64) -> f64,
+    ) {
+        at_dim!(self, walk_bounded_at(q, bound, skip_node, skip, visit))
+    }
+
+    fn walk_bounded_at<const D: usize>(
+        &self,
+        q: &[F],
+        bound: &mut [f64],
+        skip_node: impl Fn(f64, f64) -> bool,
+        skip: impl Fn(usize) -> bool,
+        mut visit: impl FnMut(usize, f64) -> f64,
+    ) {
+        let qg = self.prepare(q);
+        let mut scan = |start: usize, end: usize| -> f64 {
+            let mut top = f64::NEG_INFINITY;
+            for p in start..end {
+                let j = self.order[p];
+                if !skip(j) {
+                    top = top.max(visit(j, self.distance_at::<D>(q, qg.as_ref(), p)));
+                }
+            }
+            top
+        };
+        if self.kind == IndexKind::Brute {
+            scan(0, self.len());
+            return;
+        }
+        let qc = self.query_coords(q);
+        // (node, whether its children have been walked)
+        let mut stack = Vec::with_capacity(64);
+        stack.push((0usize, false));
+        while let Some((id, walked)) = stack.pop() {
+            let node = self.nodes[id];
+            match node.children {
+                Some((l, r)) if walked => bound[id] = bound[l].max(bound[r]),
+                _ if skip_node(self.distance_floor(self.lower_bound::<D>(id, &qc)), bound[id]) => {}
+                Some((l, r)) => {
+                    stack.push((id, true));
+                    stack.push((r, false));
+                    stack.push((l, false));
+                }
+                None => bound[id] = scan(node.start, node.end),
+            }
+        }
+    }
+
     /// The points within `eps` of `q` with their distances, in increasing index order.
     pub fn within(&self, q: &[F], eps: f64) -> Vec<(usize, f64)> {
         let mut out = Vec::new();

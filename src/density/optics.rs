@@ -20,9 +20,11 @@
 //!   (`min_cluster_size` counts points).
 //!
 //! Deliberate difference: scikit-learn finds the next point by a scan over all unprocessed
-//! points (O(n²) even with a finite `max_eps`); here a priority queue
-//! (decrease-key, each point held once) gives the same order in O(n log n) plus the
-//! neighbour queries.
+//! points (O(n²) even with a finite `max_eps`), and each processed core point offers a
+//! reachability to every unprocessed point within `max_eps` (all of them when unbounded).
+//! Here a priority queue (decrease-key, each point held once) picks the next point, and over
+//! a tree a point's offers go out within a radius that grows only when the ordering needs it
+//! (see [`Walk`]); the ordering, reachabilities and predecessors are the same, bit for bit.
 
 use crate::data::validate::check_points;
 use crate::data::CsrView;
@@ -266,8 +268,172 @@ impl Clustering for OpticsModel {
 }
 
 /// `np.around(x, 15)`: multiply by 10¹⁵, round half to even, divide.
+/// (Ties to even by adding and subtracting 2⁵², exact below 2⁵² in the default rounding
+/// mode; `round_ties_even` is a library call on baseline x86-64.)
+#[inline]
 fn round15(x: f64) -> f64 {
-    (x * 1e15).round_ties_even() / 1e15
+    const TWO52: f64 = 4_503_599_627_370_496.0;
+    let y = x * 1e15;
+    let r = if y.abs() < TWO52 {
+        ((y.abs() + TWO52) - TWO52).copysign(y)
+    } else {
+        y
+    };
+    r / 1e15
+}
+
+/// Whether `round15(x) > r` (`≥ r` unless `strict`) for a rounded `r`, known without
+/// rounding `x`: rounding moves a value by at most 0.5·10⁻¹⁵ plus two roundings' relative
+/// error. False when unsure.
+#[inline]
+fn rounds_above(x: f64, r: f64, strict: bool) -> bool {
+    let low = x * (1.0 - 1e-15) - 1e-15;
+    low > r || (!strict && low == r)
+}
+
+/// The OPTICS ordering over a tree, without visiting every unprocessed point from every
+/// processed one (as scikit-learn does; O(n²) with an unbounded `max_eps`).
+///
+/// A processed core point `p` lowers the reachabilities of the unprocessed points within a
+/// radius `radius[p]`, at first `2 · core[p]` (`max_eps` without a tree): eagerly, through a
+/// walk that skips tree nodes whose points it cannot improve (`largest_reach`, an upper bound
+/// on a node's unprocessed reachabilities). What it would offer beyond that radius is at least
+/// `floor[p] = round15(max(radius[p], core[p]))`; the points with such unfinished business are
+/// kept in a heap by that floor. The next point is the seed of smallest (reachability, index)
+/// only while its reachability is below every floor — then no unfinished offer could lower or
+/// tie it. Otherwise the point of lowest floor widens its radius to at least its nearest
+/// unprocessed point beyond it, and at least doubles it. Widening applies offers late, so a
+/// tie with an offer made earlier by a later-processed point hands the predecessor to the
+/// earlier-processed one, as the plain order would have. The result is the plain ordering's,
+/// reachabilities and predecessors included.
+struct Walk<'a, N: Neighbourhoods> {
+    index: &'a N,
+    core: &'a [f64],
+    max_eps: f64,
+    reach: Vec<f64>,
+    pred: Vec<i64>,
+    /// Position in the ordering of each processed point.
+    rank: Vec<usize>,
+    ordering: Vec<usize>,
+    seeds: SeedHeap,
+    radius: Vec<f64>,
+    floor: Vec<f64>,
+    unfinished: SeedHeap,
+    largest_reach: Vec<f64>,
+}
+
+impl<'a, N: Neighbourhoods> Walk<'a, N> {
+    fn new(index: &'a N, core: &'a [f64], max_eps: f64) -> Self {
+        let n = index.len();
+        Walk {
+            index,
+            core,
+            max_eps,
+            reach: vec![f64::INFINITY; n],
+            pred: vec![-1; n],
+            rank: vec![usize::MAX; n],
+            ordering: Vec::with_capacity(n),
+            seeds: SeedHeap::new(n),
+            radius: vec![0.0; n],
+            floor: vec![f64::INFINITY; n],
+            unfinished: SeedHeap::new(n),
+            largest_reach: vec![f64::INFINITY; index.node_count()],
+        }
+    }
+
+    fn run(mut self) -> (Vec<usize>, Vec<f64>, Vec<i64>) {
+        let n = self.index.len();
+        let tree = self.index.node_count() > 0;
+        let mut next_fresh = 0;
+        while self.ordering.len() < n {
+            // The seed of smallest reachability once no floor is at or below it, else the
+            // first unprocessed point.
+            let p = loop {
+                let seed = self.seeds.peek().map(|j| self.reach[j]);
+                let unfinished = self.unfinished.peek();
+                match (seed, unfinished) {
+                    (seed, Some(q)) if seed.is_none_or(|r| self.floor[q] <= r) => {
+                        self.unfinished.pop(&self.floor);
+                        self.widen(q);
+                    }
+                    _ => {
+                        if let Some(p) = self.seeds.pop(&self.reach) {
+                            break p;
+                        }
+                        while self.rank[next_fresh] != usize::MAX {
+                            next_fresh += 1;
+                        }
+                        break next_fresh;
+                    }
+                }
+            };
+            self.rank[p] = self.ordering.len();
+            self.ordering.push(p);
+            if self.core[p].is_finite() {
+                let radius = if tree {
+                    (2.0 * self.core[p]).min(self.max_eps)
+                } else {
+                    self.max_eps
+                };
+                self.relax(p, radius);
+            }
+        }
+        (self.ordering, self.reach, self.pred)
+    }
+
+    /// Widens the radius of `p` to its nearest unprocessed point beyond it, at least doubled.
+    fn widen(&mut self, p: usize) {
+        let rank = &self.rank;
+        let beyond = self.radius[p];
+        let nearest = self
+            .index
+            .nearest_beyond(p, beyond, &self.largest_reach, |j| rank[j] != usize::MAX);
+        if let Some(d) = nearest.filter(|&d| d <= self.max_eps) {
+            self.relax(p, d.max(2.0 * beyond).min(self.max_eps));
+        }
+    }
+
+    /// The offers of `p` to the unprocessed points within `radius`; `p` stays unfinished
+    /// while the radius is below `max_eps`.
+    fn relax(&mut self, p: usize, radius: f64) {
+        let core = self.core[p];
+        // Only a late offer (after later points were processed) can matter when it ties.
+        let late = self.rank[p] + 1 < self.ordering.len();
+        let (reach, pred, rank, seeds) = (&mut self.reach, &mut self.pred, &self.rank, &mut self.seeds);
+        // A node is skipped when its points are beyond the radius, or would be offered
+        // more than (at least, when ties do not matter) the largest reachability of its
+        // unprocessed points.
+        let skip_node = |floor: f64, largest: f64| {
+            let offer = round15(floor.max(core));
+            floor > radius || offer > largest || (!late && offer >= largest)
+        };
+        let processed = |j: usize| rank[j] != usize::MAX;
+        self.index.walk_bounded(
+            p,
+            radius,
+            &mut self.largest_reach,
+            skip_node,
+            processed,
+            |j, d| {
+                if d <= radius && !rounds_above(d.max(core), reach[j], late) {
+                    let r = round15(d.max(core));
+                    if r < reach[j] {
+                        reach[j] = r;
+                        pred[j] = p as i64;
+                        seeds.push_or_decrease(reach, j);
+                    } else if r == reach[j] && rank[p] < rank[pred[j] as usize] {
+                        pred[j] = p as i64;
+                    }
+                }
+                reach[j]
+            },
+        );
+        self.radius[p] = radius;
+        if radius < self.max_eps {
+            self.floor[p] = round15(radius.max(core));
+            self.unfinished.push_or_decrease(&self.floor, p);
+        }
+    }
 }
 
 /// A binary min-heap of points keyed by (reachability, index) with decrease-key, so it holds
@@ -316,6 +482,10 @@ impl SeedHeap {
         self.up(reach, self.pos[p]);
     }
 
+    fn peek(&self) -> Option<usize> {
+        self.heap.first().copied()
+    }
+
     fn pop(&mut self, reach: &[f64]) -> Option<usize> {
         let top = *self.heap.first()?;
         let last = self.heap.len() - 1;
@@ -344,9 +514,10 @@ impl SeedHeap {
 
 impl MemoryEstimate for Optics {
     /// The neighbour index (with an f64 copy of the points for the tree metrics) and the
-    /// per-point core distances, reachabilities, ordering, predecessors, labels and heap.
+    /// per-point core distances, reachabilities, ordering, predecessors, labels, and the
+    /// walk's ranks, radii, floors and two heaps.
     fn memory_estimate(&self, n: usize, d: usize, _elem: usize) -> u64 {
-        product(&[n, d * 16 + 128])
+        product(&[n, d * 16 + 192])
     }
 }
 
@@ -409,38 +580,7 @@ impl Optics {
                 }
             })
             .collect();
-        let mut reach = vec![f64::INFINITY; n];
-        let mut pred = vec![-1i64; n];
-        let mut processed = vec![false; n];
-        let mut ordering = Vec::with_capacity(n);
-        let mut seeds = SeedHeap::new(n);
-        let mut next_fresh = 0;
-        while ordering.len() < n {
-            // The smallest finite reachability, else the first unprocessed point.
-            let p = seeds.pop(&reach).unwrap_or_else(|| {
-                while processed[next_fresh] {
-                    next_fresh += 1;
-                }
-                next_fresh
-            });
-            processed[p] = true;
-            ordering.push(p);
-            if core[p].is_infinite() {
-                continue;
-            }
-            let is_processed = |j: usize| processed[j];
-            index.for_each_near(p, self.max_eps, is_processed, |j, d| {
-                {
-                    let r = round15(d.max(core[p]));
-                    if r < reach[j] {
-                        reach[j] = r;
-                        pred[j] = p as i64;
-                        seeds.push_or_decrease(&reach, j);
-                    }
-                }
-                true
-            });
-        }
+        let (ordering, reach, pred) = Walk::new(index, &core, self.max_eps).run();
         let (labels, clusters) = match self.extraction {
             Extraction::Dbscan(eps) => (extract_dbscan(&reach, &core, &ordering, eps), Vec::new()),
             Extraction::Xi(xi) => {
@@ -667,6 +807,34 @@ mod tests {
 
     #[test]
     fn rounding_is_numpys() {
+        for x in [
+            0.5e-15,
+            1.5e-15,
+            2.5e-15,
+            -2.5e-15,
+            0.1 + 0.2,
+            3.0,
+            4.4,
+            1e6 + 0.3e-9,
+        ] {
+            assert_eq!(round15(x), (x * 1e15).round_ties_even() / 1e15, "{x}");
+        }
+        for x in [
+            1e-16,
+            0.7e-15,
+            0.123_456_789_012_345_67,
+            5.000_000_000_000_001,
+            1e300,
+        ] {
+            for r in [round15(x), round15(x * (1.0 - 1e-13)), round15(x * (1.0 + 1e-13))] {
+                if rounds_above(x, r, false) {
+                    assert!(round15(x) >= r, "{x} {r}");
+                }
+                if rounds_above(x, r, true) {
+                    assert!(round15(x) > r, "{x} {r}");
+                }
+            }
+        }
         assert_eq!(round15(0.1 + 0.2), 0.3);
         assert_eq!(round15(f64::INFINITY), f64::INFINITY);
         assert_eq!(round15(2.5e-16), 0.0);

@@ -27,6 +27,44 @@ pub(crate) trait Neighbourhoods: Sync {
     );
     /// The `k` points nearest to point `i` (itself included), by increasing (distance, index).
     fn nearest(&self, i: usize, k: usize) -> Vec<(usize, f64)>;
+    /// Nodes of the index that [`Self::walk_bounded`] keeps bounds for (none by default).
+    fn node_count(&self) -> usize {
+        0
+    }
+    /// A walk from point `i` that keeps per-node bounds (see `NeighborIndex::walk_bounded`);
+    /// without nodes, `visit` sees every point within `eps` that `skip` does not exclude.
+    fn walk_bounded(
+        &self,
+        i: usize,
+        eps: f64,
+        _bound: &mut [f64],
+        _skip_node: impl Fn(f64, f64) -> bool,
+        skip: impl Fn(usize) -> bool,
+        mut visit: impl FnMut(usize, f64) -> f64,
+    ) {
+        self.for_each_near(i, eps, skip, |j, d| {
+            visit(j, d);
+            true
+        });
+    }
+    /// The distance from point `i` to the nearest point beyond `beyond` for which `skip` is
+    /// false; `bound` as kept by [`Self::walk_bounded`] (`-∞`: a node without such points).
+    fn nearest_beyond(
+        &self,
+        i: usize,
+        beyond: f64,
+        _bound: &[f64],
+        skip: impl Fn(usize) -> bool,
+    ) -> Option<f64> {
+        let mut nearest: Option<f64> = None;
+        self.for_each_near(i, f64::INFINITY, skip, |_, d| {
+            if d > beyond && nearest.is_none_or(|m| d < m) {
+                nearest = Some(d);
+            }
+            true
+        });
+        nearest
+    }
 }
 
 impl<F: Scalar> Neighbourhoods for super::index::NeighborIndex<'_, F> {
@@ -44,6 +82,32 @@ impl<F: Scalar> Neighbourhoods for super::index::NeighborIndex<'_, F> {
     }
     fn nearest(&self, i: usize, k: usize) -> Vec<(usize, f64)> {
         super::index::NeighborIndex::nearest(self, self.point(i), k)
+    }
+    fn node_count(&self) -> usize {
+        super::index::NeighborIndex::node_count(self)
+    }
+    fn walk_bounded(
+        &self,
+        i: usize,
+        _eps: f64,
+        bound: &mut [f64],
+        skip_node: impl Fn(f64, f64) -> bool,
+        skip: impl Fn(usize) -> bool,
+        visit: impl FnMut(usize, f64) -> f64,
+    ) {
+        super::index::NeighborIndex::walk_bounded(self, self.point(i), bound, skip_node, skip, visit);
+    }
+    fn nearest_beyond(
+        &self,
+        i: usize,
+        beyond: f64,
+        bound: &[f64],
+        skip: impl Fn(usize) -> bool,
+    ) -> Option<f64> {
+        let node_floor = |id: usize, floor: f64| (bound[id] > f64::NEG_INFINITY).then_some(floor);
+        let score = |j: usize, d: f64| (d > beyond && !skip(j)).then_some(d);
+        self.lowest_score(self.point(i), beyond, node_floor, score)
+            .map(|(_, d)| d)
     }
 }
 
