@@ -355,6 +355,25 @@ fn auto_index_above_16_dimensions_follows_the_data() {
             assert_eq!(auto.nearest(auto.point(i), 7), brute.nearest(brute.point(i), 7));
         }
     }
+    // (Euclidean up to 30 dimensions: the k-d tree when it prunes; other metrics the ball tree)
+    let d20 = clustr::datasets::Blobs::new(3000, 10)
+        .n_features(20)
+        .cluster_std(2.0)
+        .seed(4)
+        .generate()
+        .unwrap()
+        .data;
+    for (metric, want) in [
+        (clustr::MetricKind::Euclidean, IndexKind::KdTree),
+        (clustr::MetricKind::Manhattan, IndexKind::BallTree),
+    ] {
+        assert_eq!(
+            NeighborIndex::build(d20.view(), metric, IndexKind::Auto)
+                .unwrap()
+                .kind(),
+            want
+        );
+    }
     // (up to 16 dimensions: the k-d tree)
     let low = clustr::datasets::Blobs::new(500, 3)
         .n_features(16)

@@ -199,30 +199,39 @@ fn single_linkage_equals_scipy() {
             "cityblock" => MetricKind::Manhattan,
             _ => MetricKind::Euclidean,
         };
-        let (by_distance, tree) =
-            single_linkage(x.view(), metric, Cut::Distance(c["distance"].as_f64().unwrap())).unwrap();
-        let heights = floats(&format!("single_{name}_heights.npy"));
-        assert_eq!(tree.len(), heights.len());
-        for (m, h) in tree.iter().zip(&heights) {
-            assert!(
-                (m.distance - h).abs() <= 1e-12 * h.max(1e-300),
-                "{name}: {} vs {h}",
-                m.distance
+        // Every index: Borůvka's over either tree, Prim's over every pair, and auto's choice.
+        use clustr::density::IndexKind;
+        for index in [
+            IndexKind::Auto,
+            IndexKind::KdTree,
+            IndexKind::BallTree,
+            IndexKind::Brute,
+        ] {
+            let cut = Cut::Distance(c["distance"].as_f64().unwrap());
+            let (by_distance, tree) = single_linkage(x.view(), metric, index, cut).unwrap();
+            let heights = floats(&format!("single_{name}_heights.npy"));
+            assert_eq!(tree.len(), heights.len());
+            for (m, h) in tree.iter().zip(&heights) {
+                assert!(
+                    (m.distance - h).abs() <= 1e-12 * h.max(1e-300),
+                    "{name} {index:?}: {} vs {h}",
+                    m.distance
+                );
+                assert!(m.left < m.right);
+            }
+            assert_eq!(
+                canonical(&by_distance),
+                canonical(&ints(&format!("single_{name}_by_distance.npy"))),
+                "{name} {index:?}: distance cut"
             );
-            assert!(m.left < m.right);
+            let k = c["n_clusters"].as_u64().unwrap() as usize;
+            let (by_count, _) = single_linkage(x.view(), metric, index, Cut::Clusters(k)).unwrap();
+            assert_eq!(
+                canonical(&by_count),
+                canonical(&ints(&format!("single_{name}_by_count.npy"))),
+                "{name} {index:?}: count cut"
+            );
         }
-        assert_eq!(
-            canonical(&by_distance),
-            canonical(&ints(&format!("single_{name}_by_distance.npy"))),
-            "{name}: distance cut"
-        );
-        let k = c["n_clusters"].as_u64().unwrap() as usize;
-        let (by_count, _) = single_linkage(x.view(), metric, Cut::Clusters(k)).unwrap();
-        assert_eq!(
-            canonical(&by_count),
-            canonical(&ints(&format!("single_{name}_by_count.npy"))),
-            "{name}: count cut"
-        );
     }
 }
 
@@ -301,7 +310,13 @@ fn bad_parameters_are_errors() {
     let mut nan = x.clone();
     nan[[3, 1]] = f64::NAN;
     assert!(Hdbscan::new(5).fit(&nan.view()).unwrap_err().is_input_error());
-    let e = single_linkage(x.view(), MetricKind::Euclidean, Cut::Clusters(0)).unwrap_err();
+    let e = single_linkage(
+        x.view(),
+        MetricKind::Euclidean,
+        clustr::density::IndexKind::Auto,
+        Cut::Clusters(0),
+    )
+    .unwrap_err();
     assert!(e.is_input_error(), "{e}");
 }
 

@@ -347,7 +347,7 @@ fn sparse_single_linkage_equals_dense_single_linkage() {
     ] {
         for cut in [Cut::Clusters(4), Cut::Clusters(1), Cut::Distance(0.5)] {
             let (a, ta) = single_linkage_sparse(s.view(), metric, cut).unwrap();
-            let (b, tb) = single_linkage(x.view(), metric, cut).unwrap();
+            let (b, tb) = single_linkage(x.view(), metric, clustr::density::IndexKind::Auto, cut).unwrap();
             assert_eq!(a, b, "{metric} {cut:?}");
             for (p, q) in ta.iter().zip(&tb) {
                 assert!(

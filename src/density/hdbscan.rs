@@ -669,13 +669,17 @@ pub enum Cut {
 }
 
 /// Single-linkage clustering (scipy's `linkage(method="single")` and `fcluster`), from the
-/// minimum spanning tree of the plain distances over the neighbour index, O(n) memory.
+/// minimum spanning tree of the plain distances, O(n) memory: Borůvka's algorithm over a
+/// tree `index`, or Prim's over every pair for `IndexKind::Brute`; `Auto` takes Prim's for
+/// few points for their dimension (n ≤ 250·d) and above 16 dimensions up to 50,000 points or
+/// where the index finds no structure.
 ///
 /// ```
 /// use clustr::prelude::*;
 /// use clustr::density::hdbscan::{single_linkage, Cut};
+/// use clustr::density::IndexKind;
 /// let x = ndarray::array![[0.0], [0.5], [5.0], [5.2], [20.0]];
-/// let (labels, tree) = single_linkage(x.view(), MetricKind::Euclidean, Cut::Clusters(3))?;
+/// let (labels, tree) = single_linkage(x.view(), MetricKind::Euclidean, IndexKind::Auto, Cut::Clusters(3))?;
 /// assert_eq!(labels, vec![0, 0, 1, 1, 2]);
 /// assert_eq!(tree.last().unwrap().distance, 14.8);
 /// # Ok::<(), clustr::Error>(())
@@ -683,6 +687,7 @@ pub enum Cut {
 pub fn single_linkage<F: Scalar>(
     x: ArrayView2<'_, F>,
     metric: MetricKind,
+    index: IndexKind,
     cut: Cut,
 ) -> Result<(Vec<i64>, Vec<Merge>)> {
     check_points(x)?;
@@ -700,20 +705,34 @@ pub fn single_linkage<F: Scalar>(
         crate::error::hints::DENSITY,
     )?;
     let x = crate::data::standard_layout(x);
-    // Prim's algorithm over every pair, through the SIMD kernels, beats Borůvka's over a tree
-    // on few points for their dimension (whole process, one thread: 1,000 × 8 in 7.7 ms
-    // against 14.8, 2,000 × 8 16.6 against 23.8; but 3,000 × 4 29.8 against 16.5, 10,000 × 8
-    // 309 against 188), and above 16 dimensions, where trees prune little, up to 50,000 points
-    // and beyond where the index finds no structure (10,000 × 64: 1.0 s against 3.4;
-    // paper-repro/results/mst_vs_quitefastmst.md).
+    // Prim's algorithm over every pair, through the SIMD kernels, beats Borůvka's over a k-d
+    // tree on few points for their dimension, and the more so the higher the dimension
+    // (whole process, one thread, blobs and a structureless Gaussian; paper-repro/results/
+    // index_crossover.md): at d = 6 Borůvka's wins from 10,000 points, at d = 8 from 10,000
+    // on blobs (1.5x) and 20,000 on the Gaussian; at d = 10 Prim's takes 0.48-0.88x at 10,000
+    // and 0.77-1.45x at 20,000; at d = 12 0.32-1.12x up to 40,000; at d = 16 0.16-0.84x up
+    // to 40,000; above 16 dimensions, where trees prune little, it wins up to 50,000 points
+    // and beyond where the index finds no structure (10,000 x 64: 1.0 s against 3.4).
+    // An explicit index is obeyed: brute force is Prim's over every pair, a tree Borůvka's.
     let d = x.ncols();
+    let prim_limit = (250 * d).max(match d {
+        0..=9 => 0,
+        10..=11 => 15_000,
+        12..=16 => 40_000,
+        _ => 50_000,
+    });
+    let every_pair = match index {
+        IndexKind::Auto => n <= prim_limit,
+        IndexKind::Brute => true,
+        IndexKind::KdTree | IndexKind::BallTree => false,
+    };
     let edges = if n <= 1 {
         Vec::new()
-    } else if n <= 250 * d || d > 16 && n <= 50_000 {
+    } else if every_pair {
         mst::prim_points(x.view(), metric)
     } else {
-        let index = NeighborIndex::build(x.view(), metric, IndexKind::Auto)?;
-        if d > 16 && index.kind() == IndexKind::Brute {
+        let index = NeighborIndex::build(x.view(), metric, index)?;
+        if index.kind() == IndexKind::Brute {
             mst::prim_points(x.view(), metric)
         } else {
             mst::boruvka(&index, &vec![0.0; n], 1.0, &[], None)?

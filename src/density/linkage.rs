@@ -5,6 +5,7 @@
 
 use super::hdbscan::{single_linkage, Cut};
 use super::hierarchy::Merge;
+use super::index::IndexKind;
 use crate::error::Result;
 use crate::estimator::{Clustering, Fit};
 use crate::metric::MetricKind;
@@ -33,6 +34,8 @@ pub struct SingleLinkage {
     pub distance_threshold: Option<f64>,
     /// Distance (default Euclidean).
     pub metric: MetricKind,
+    /// How the spanning tree is found (see [`single_linkage`]).
+    pub index: IndexKind,
 }
 
 impl SingleLinkage {
@@ -42,6 +45,7 @@ impl SingleLinkage {
             n_clusters,
             distance_threshold: None,
             metric: MetricKind::Euclidean,
+            index: IndexKind::Auto,
         }
     }
     /// Cut at a distance instead of a number of clusters.
@@ -52,6 +56,12 @@ impl SingleLinkage {
     /// The distance.
     pub fn metric(mut self, metric: MetricKind) -> Self {
         self.metric = metric;
+        self
+    }
+    /// The neighbour index: a tree (Borůvka's algorithm), brute force (Prim's over every
+    /// pair) or auto.
+    pub fn index(mut self, index: IndexKind) -> Self {
+        self.index = index;
         self
     }
 }
@@ -88,7 +98,7 @@ impl<F: Scalar> Fit<ArrayView2<'_, F>> for SingleLinkage {
             Some(t) => Cut::Distance(t),
             None => Cut::Clusters(self.n_clusters),
         };
-        let (labels, tree) = single_linkage(x.view(), self.metric, cut)?;
+        let (labels, tree) = single_linkage(x.view(), self.metric, self.index, cut)?;
         Ok(SingleLinkageModel { labels, tree })
     }
 }

@@ -24,7 +24,7 @@
 //! reachability to every unprocessed point within `max_eps` (all of them when unbounded).
 //! Here a priority queue (decrease-key, each point held once) picks the next point, and over
 //! a tree a point's offers go out within a radius that grows only when the ordering needs it
-//! (see [`Walk`]); the ordering, reachabilities and predecessors are the same, bit for bit.
+//! (see `Walk`); the ordering, reachabilities and predecessors are the same, bit for bit.
 
 use crate::data::validate::check_points;
 use crate::data::CsrView;

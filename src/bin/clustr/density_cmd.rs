@@ -614,6 +614,10 @@ pub struct SingleLinkageArgs {
     /// Cut the tree into at most this many clusters (fcluster's "maxclust").
     #[arg(long)]
     n_clusters: Option<usize>,
+    /// How the spanning tree is found: auto, kdtree or balltree (Borůvka's algorithm over
+    /// the tree), brute (Prim's over every pair).
+    #[arg(long, default_value = "auto")]
+    index: String,
     /// Write the labels here (.npy int32 or .csv).
     #[arg(long)]
     labels_out: Option<PathBuf>,
@@ -648,6 +652,7 @@ pub fn run_single_linkage(a: SingleLinkageArgs) -> CliResult {
     use clustr::density::hdbscan::{single_linkage, Cut};
     let started = Instant::now();
     let metric: MetricKind = a.metric.parse()?;
+    let index: IndexKind = a.index.parse()?;
     let cut = match (a.distance, a.n_clusters) {
         (Some(t), None) => Cut::Distance(t),
         (None, Some(k)) => Cut::Clusters(k),
@@ -666,7 +671,7 @@ pub fn run_single_linkage(a: SingleLinkageArgs) -> CliResult {
         }
         let x = load_points::<f64>(&a.input)?;
         let t = Instant::now();
-        let out = single_linkage(x.view(), metric, cut)?;
+        let out = single_linkage(x.view(), metric, index, cut)?;
         Ok((out, x.ncols(), x.nrows(), secs(t)))
     })?;
     if let Some(p) = &a.tree_out {
