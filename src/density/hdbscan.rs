@@ -671,8 +671,8 @@ pub enum Cut {
 /// Single-linkage clustering (scipy's `linkage(method="single")` and `fcluster`), from the
 /// minimum spanning tree of the plain distances, O(n) memory: Borůvka's algorithm over a
 /// tree `index`, or Prim's over every pair for `IndexKind::Brute`; `Auto` takes Prim's for
-/// few points for their dimension (n ≤ 250·d) and above 16 dimensions up to 50,000 points or
-/// where the index finds no structure.
+/// few points for their dimension (up to max(250·d, 15,000 at d = 10–11, 40,000 at
+/// d = 12–16, 50,000 above)) and above 16 dimensions where the index finds no structure.
 ///
 /// ```
 /// use clustr::prelude::*;
