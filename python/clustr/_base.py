@@ -59,6 +59,13 @@ METRICS = StrOptions(
 #: any other metric of scikit-learn's ``pairwise_distances`` (scipy's included) or a callable,
 #: which `Metric` computes through it; or "precomputed".
 ANY_METRIC = [StrOptions(set(METRICS.options) | set(VALID_METRICS["brute"]) | {"precomputed"}), callable]
+#: HDBSCAN's ``metric``: as scikit-learn's HDBSCAN, also the names only its KDTree and BallTree
+#: know ("pyfunc", ...), which `Metric.check_algorithm` then refuses with scikit-learn's message
+#: unless a tree computes them.
+TREE_OR_ANY_METRIC = [
+    StrOptions(ANY_METRIC[0].options | set(VALID_METRICS["kd_tree"]) | set(VALID_METRICS["ball_tree"])),
+    callable,
+]
 # (scikit-learn's other spellings of clustr's metrics)
 _ALIASES = {"l2": "euclidean", "infinity": "chebyshev", "p": "minkowski"}
 

@@ -28,7 +28,7 @@ from sklearn.utils.validation import _check_sample_weight, _num_samples, check_a
 
 from ._base import _clustr
 from ._trees import CondensedTree, MinimumSpanningTree, SingleLinkageTree
-from ._base import BACKEND, ANY_METRIC, RANDOM_STATE, Metric, THREADS, sparse_rows_metric, n_threads, nearest, params, pairwise, points, rows, seed
+from ._base import BACKEND, ANY_METRIC, TREE_OR_ANY_METRIC, RANDOM_STATE, Metric, THREADS, sparse_rows_metric, n_threads, nearest, params, pairwise, points, rows, seed
 
 
 def _weights(sample_weight, X, allow_negative=False):
@@ -1169,7 +1169,7 @@ class HDBSCAN(ClusterMixin, BaseEstimator):
         "cluster_selection_persistence": [Interval(numbers.Real, 0, None, closed="left")],
         # (0: no limit, the hdbscan package's default)
         "max_cluster_size": [Interval(numbers.Integral, 0, None, closed="left"), None],
-        "metric": ANY_METRIC,
+        "metric": TREE_OR_ANY_METRIC,
         "alpha": [Interval(numbers.Real, 0, None, closed="neither")],
         "algorithm": [StrOptions({"auto", "brute", "kd_tree", "ball_tree"} | set(_HDBSCAN_ALGORITHMS))],
         "cluster_selection_method": [StrOptions({"eom", "leaf"})],
