@@ -654,9 +654,17 @@ impl<'a, F: Scalar> NeighborIndex<'a, F> {
                 if best.len() == k && !worse(&best[k - 1]) {
                     continue;
                 }
-                let at = best.iter().rposition(|b| !worse(b)).map_or(0, |a| a + 1);
-                best.insert(at, (j, dist));
-                best.truncate(k);
+                // Insertion by swaps: k is small, and a memmove call costs more.
+                if best.len() < k {
+                    best.push((j, dist));
+                } else {
+                    best[k - 1] = (j, dist);
+                }
+                let mut at = best.len() - 1;
+                while at > 0 && worse(&best[at - 1]) {
+                    best.swap(at - 1, at);
+                    at -= 1;
+                }
             }
         };
         if self.kind == IndexKind::Brute {
@@ -754,20 +762,24 @@ impl<'a, F: Scalar> NeighborIndex<'a, F> {
         }
     }
 
-    /// The indexed point `j` with the lowest `score(j, distance(q, j))` (`None`: not a
-    /// candidate), found by a depth-first descent, nearer child first, that skips a node when
+    /// The indexed point `j` with the lowest `score(p, distance(q, j))` (`None`: not a
+    /// candidate; `p` is j's position in [`Self::tree_order`], so that what the closures read
+    /// per point can lie in that order, one leaf's points side by side), found by a
+    /// depth-first descent, nearer child first, that skips a node when
     /// `node_floor(node, lower bound on its distances)` — a lower bound on its points' scores,
     /// `None` to skip it outright — is no lower than the best score so far. The descent stops
-    /// once a score reaches `floor`, a lower bound on every score. Deterministic; among equal
+    /// once a score reaches `floor`, a lower bound on every score. A point for which `skip(p)`
+    /// holds is no candidate, and its distance is not computed. Deterministic; among equal
     /// scores the first found wins.
     pub(crate) fn lowest_score(
         &self,
         q: &[F],
         floor: f64,
         node_floor: impl Fn(usize, f64) -> Option<f64>,
+        skip: impl Fn(usize) -> bool,
         score: impl Fn(usize, f64) -> Option<f64>,
     ) -> Option<(usize, f64)> {
-        at_dim!(self, lowest_score_at(q, floor, node_floor, score))
+        at_dim!(self, lowest_score_at(q, floor, node_floor, skip, score))
     }
 
     fn lowest_score_at<const D: usize>(
@@ -775,16 +787,19 @@ impl<'a, F: Scalar> NeighborIndex<'a, F> {
         q: &[F],
         floor: f64,
         node_floor: impl Fn(usize, f64) -> Option<f64>,
+        skip: impl Fn(usize) -> bool,
         score: impl Fn(usize, f64) -> Option<f64>,
     ) -> Option<(usize, f64)> {
         let qg = self.prepare(q);
         let mut best: Option<(usize, f64)> = None;
         // Offers the point at position p; true once the best reaches the floor.
         let offer = |p: usize, best: &mut Option<(usize, f64)>| {
-            let j = self.order[p];
-            if let Some(s) = score(j, self.distance_at::<D>(q, qg.as_ref(), p)) {
+            if skip(p) {
+                return false;
+            }
+            if let Some(s) = score(p, self.distance_at::<D>(q, qg.as_ref(), p)) {
                 if best.is_none_or(|b| s < b.1) {
-                    *best = Some((j, s));
+                    *best = Some((self.order[p], s));
                 }
             }
             best.is_some_and(|b| b.1 <= floor)

@@ -116,6 +116,7 @@ pub(crate) fn boruvka<F: Scalar>(
     let mut nearest: Vec<Option<Lead>> = (0..n)
         .map(|i| known.get(i).copied().flatten().map(|(j, w)| (j, w, true)))
         .collect();
+    let core_at: Vec<f64> = index.tree_order().iter().map(|&j| core[j]).collect();
     // A lower bound on the weight of each point's lightest edge out of its component (which
     // only grows as components merge).
     let mut lower: Vec<f64> = core.to_vec();
@@ -123,6 +124,8 @@ pub(crate) fn boruvka<F: Scalar>(
     while edges.len() + 1 < n {
         round += 1;
         let comp: Vec<usize> = (0..n).map(|i| sets.find(i)).collect();
+        // The components and core distances in the tree's order, as the searches read them.
+        let comp_at: Vec<usize> = index.tree_order().iter().map(|&j| comp[j]).collect();
         const MIXED: usize = usize::MAX;
         let node_comp = index.node_summaries(
             |pts| {
@@ -175,7 +178,8 @@ pub(crate) fn boruvka<F: Scalar>(
                         }
                         Some(floor)
                     },
-                    |j, d| (comp[j] != own).then(|| mrd(ci, core[j], d, alpha)),
+                    |p| comp_at[p] == own,
+                    |p, d| Some(mrd(ci, core_at[p], d, alpha)),
                 );
                 if let Some((_, w)) = found {
                     bound[own].fetch_min(w.to_bits(), Ordering::Relaxed);
@@ -350,19 +354,12 @@ pub(crate) fn prim_over(
     weight: impl Fn(usize, usize, usize) -> f64,
 ) -> Vec<Edge> {
     use std::cmp::Reverse;
-    #[derive(PartialEq)]
-    struct Key(f64, usize);
-    impl Eq for Key {}
-    impl PartialOrd for Key {
-        fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
-            Some(self.cmp(o))
-        }
-    }
-    impl Ord for Key {
-        fn cmp(&self, o: &Self) -> std::cmp::Ordering {
-            self.0.total_cmp(&o.0).then(self.1.cmp(&o.1))
-        }
-    }
+    // (weight, object) as one integer in the order of (total_cmp, index): one comparison.
+    let key_of = |w: f64, j: usize| {
+        let b = w.to_bits();
+        let ordered = if b >> 63 == 1 { !b } else { b | 1 << 63 };
+        (u128::from(ordered) << 64) | j as u128
+    };
     let n = start.len() - 1;
     let mut in_tree = vec![false; n];
     let mut key = vec![(f64::INFINITY, 0usize); n];
@@ -382,13 +379,14 @@ pub(crate) fn prim_over(
                 let w = weight(current, j, slot);
                 if w < key[j].0 {
                     key[j] = (w, current);
-                    heap.push(Reverse(Key(w, j)));
+                    heap.push(Reverse(key_of(w, j)));
                 }
             }
         }
         let next = loop {
-            let Reverse(Key(w, j)) = heap.pop().expect("the candidates connect every object");
-            if !in_tree[j] && w == key[j].0 {
+            let Reverse(packed) = heap.pop().expect("the candidates connect every object");
+            let j = packed as u64 as usize;
+            if !in_tree[j] && packed == key_of(key[j].0, j) {
                 break j;
             }
         };
