@@ -127,7 +127,7 @@ geo = lines_[which] + along * direction[which] + rng.normal(scale=0.003, size=(n
 geo = np.vstack([geo, rng.uniform([33.8, -84.3], [36.6, -75.5], size=(n_noise, 2))])
 
 out = header([1, 2]) + [
-    "HDBSCAN, clustr against scikit-learn, the hdbscan package and fast_hdbscan; same data, same "
+    "HDBSCAN, clustr against scikit-learn, the hdbscan package, fast_hdbscan and quitefastmst's spanning tree; same data, same "
     "min_cluster_size, side by side in one run. Time = the fit inside each process, median (min–max) "
     "of the runs; memory = whole-process peak RSS (/usr/bin/time -v), median.", ""]
 with tempfile.TemporaryDirectory() as tmp:
