@@ -19,7 +19,7 @@
 //! differ by the Earth's radius, the labels and probabilities do not.
 
 use super::hierarchy::{self, ClusterSelection, CondensedRow, Merge, Selection};
-use super::index::{IndexKind, NeighborIndex};
+use super::index::{IndexKind, NearestScratch, NeighborIndex};
 use super::mst::{self, Edge};
 use super::prediction::HdbscanPredictor;
 use super::sparse_hoods::{Neighbourhoods, SparseRows};
@@ -502,94 +502,156 @@ impl MemoryEstimate for Hdbscan {
 /// The minimum spanning tree's edges as scikit-learn's Prim's algorithm from point 0 over all
 /// pairs reports them, by increasing weight (a stable sort). Its run is replayed over the
 /// candidate pairs that can be a lightest edge out of its tree: (i, j) with d(i, j) ≤ α·core(i)
-/// (where mrd can equal a core distance, the ties of the mutual reachability; `within[i]`
-/// lists the j of point i) and Borůvka's `tree` (the other edges have a weight of their own
-/// where no two distances are equal, so they are in every minimum spanning tree).
-fn as_prim_reports<F: Scalar>(
-    index: &NeighborIndex<'_, F>,
-    core: &[f64],
-    alpha: f64,
-    within: &[Vec<u32>],
-    tree: &[Edge],
-) -> Vec<Edge> {
-    let n = index.len();
-    // The candidate pairs in both directions, 8 bytes per pair: each point's list holds its
-    // pairs within a core distance from the front, the tree's edges from the back.
+/// (where mrd can equal a core distance, the ties of the mutual reachability) and Borůvka's
+/// `tree` (the other edges have a weight of their own where no two distances are equal, so
+/// they are in every minimum spanning tree). The replay runs over tree positions, where a
+/// point's candidates lie close in memory.
+fn as_prim_reports<F: Scalar>(index: &NeighborIndex<'_, F>, near: &Near, tree: &[Edge]) -> Vec<Edge> {
+    let order = index.tree_order();
+    let n = order.len();
+    // The candidate pairs in both directions, by position, 4 bytes per pair: each position's
+    // list holds its pairs within a core distance from the front, the tree's edges from the
+    // back (their weights in `tree_w`, at the slot less `tree_base` of the position).
     let mut start = vec![0usize; n + 1];
-    for (i, js) in within.iter().enumerate() {
-        start[i + 1] += js.len();
-        js.iter().for_each(|&j| start[j as usize + 1] += 1);
+    for p in 0..n {
+        let within = near.within(p);
+        start[p + 1] += within.len();
+        within.iter().for_each(|&q| start[q as usize + 1] += 1);
     }
+    let mut tree_degree = vec![0usize; n];
     for e in tree {
-        start[e.a + 1] += 1;
-        start[e.b + 1] += 1;
+        tree_degree[near.place[e.a] as usize] += 1;
+        tree_degree[near.place[e.b] as usize] += 1;
     }
-    for i in 0..n {
-        start[i + 1] += start[i];
+    for p in 0..n {
+        start[p + 1] += start[p] + tree_degree[p];
     }
     let mut front = start[..n].to_vec();
     let mut back = start[1..].to_vec();
     let mut adjacent = vec![0u32; start[n]];
-    for (i, js) in within.iter().enumerate() {
-        for &j in js {
-            let j = j as usize;
-            adjacent[front[i]] = j as u32;
-            adjacent[front[j]] = i as u32;
-            front[i] += 1;
-            front[j] += 1;
+    for p in 0..n {
+        for &q in near.within(p) {
+            let q = q as usize;
+            adjacent[front[p]] = q as u32;
+            adjacent[front[q]] = p as u32;
+            front[p] += 1;
+            front[q] += 1;
         }
     }
+    let mut tree_base = vec![0usize; n];
+    let mut tree_slots = 0;
+    for p in 0..n {
+        tree_base[p] = back[p] - tree_degree[p] - tree_slots;
+        tree_slots += tree_degree[p];
+    }
+    let mut tree_w = vec![0.0; tree_slots];
     for e in tree {
-        back[e.a] -= 1;
-        back[e.b] -= 1;
-        adjacent[back[e.a]] = e.b as u32;
-        adjacent[back[e.b]] = e.a as u32;
+        let (a, b) = (near.place[e.a] as usize, near.place[e.b] as usize);
+        back[a] -= 1;
+        back[b] -= 1;
+        adjacent[back[a]] = b as u32;
+        adjacent[back[b]] = a as u32;
+        tree_w[back[a] - tree_base[a]] = e.w;
+        tree_w[back[b] - tree_base[b]] = e.w;
     }
     // A pair within a core distance weighs the larger core distance (d/α is at most the
-    // other); a tree edge weighs what it weighs.
+    // other); a tree edge weighs what Borůvka found.
     let tree_from = back;
-    let mut edges = mst::prim_over(&start, &adjacent, |i, j, slot| {
-        let w = core[i].max(core[j]);
-        if slot < tree_from[i] {
-            w
+    let mut edges = mst::prim_over(order, &start, &adjacent, |p, q, slot| {
+        if slot < tree_from[p] {
+            near.core_at[p].max(near.core_at[q])
         } else {
-            w.max(index.distance_between(i, j) / alpha)
+            tree_w[slot - tree_base[p]]
         }
     });
     edges.sort_by(|a, b| a.w.total_cmp(&b.w));
     edges
 }
 
+/// The core distances and near points of every point, by tree position.
+struct Near {
+    /// The core distance of the point at each position.
+    core_at: Vec<f64>,
+    /// `within[start[p]..start[p + 1]]`: the positions of the other points within α times the
+    /// core distance of the point at position p.
+    start: Vec<usize>,
+    within: Vec<u32>,
+    /// The position of each point.
+    place: Vec<u32>,
+}
+
+impl Near {
+    fn within(&self, p: usize) -> &[u32] {
+        &self.within[self.start[p]..self.start[p + 1]]
+    }
+
+    /// Each point's core distance, by point.
+    fn core(&self, order: &[usize]) -> Vec<f64> {
+        let mut core = vec![0.0; order.len()];
+        order.iter().zip(&self.core_at).for_each(|(&i, &c)| core[i] = c);
+        core
+    }
+}
+
 /// Each point's core distance (its distance to the `k`-th nearest point, itself included) and
 /// the other points within α times it, from one query of the k + 1 nearest (a radius query
-/// where the (k + 1)-th may be within too, or α > 1).
-fn core_distances<F: Scalar>(
-    index: &NeighborIndex<'_, F>,
-    k: usize,
-    alpha: f64,
-) -> (Vec<f64>, Vec<Vec<u32>>) {
-    index
-        .map_points(|i| {
-            let near = index.nearest(index.point(i), k + 1);
-            let core = near[..k.min(near.len())].last().map_or(0.0, |c| c.1);
-            let radius = alpha * core;
-            let within: Vec<u32> = if alpha <= 1.0 && near.get(k).is_none_or(|c| c.1 > radius) {
-                near.iter()
-                    .filter(|&&(j, d)| j != i && d <= radius)
-                    .map(|&(j, _)| j as u32)
-                    .collect()
-            } else {
-                index
-                    .within(index.point(i), radius)
-                    .into_iter()
-                    .filter(|&(j, _)| j != i)
-                    .map(|(j, _)| j as u32)
-                    .collect()
-            };
-            (core, within)
+/// where the (k + 1)-th may be within too, or α > 1); in parallel over blocks of positions,
+/// each block's answers gathered in flat lists.
+fn core_distances<F: Scalar>(index: &NeighborIndex<'_, F>, k: usize, alpha: f64) -> Near {
+    const BLOCK: usize = 256;
+    let order = index.tree_order();
+    let n = order.len();
+    let mut place = vec![0u32; n];
+    order.iter().enumerate().for_each(|(p, &i)| place[i] = p as u32);
+    let blocks: Vec<(Vec<f64>, Vec<u32>, Vec<u32>)> = order
+        .par_chunks(BLOCK)
+        .map(|block| {
+            let (mut cores, mut counts, mut within) =
+                (Vec::with_capacity(block.len()), Vec::new(), Vec::new());
+            let mut scratch = NearestScratch::default();
+            for &i in block {
+                let before = within.len();
+                let near = index.nearest_reusing(index.point(i), k + 1, &mut scratch);
+                let core = near[..k.min(near.len())].last().map_or(0.0, |c| c.1);
+                let radius = alpha * core;
+                if alpha <= 1.0 && near.get(k).is_none_or(|c| c.1 > radius) {
+                    within.extend(
+                        near.iter()
+                            .filter(|&&(j, d)| j != i && d <= radius)
+                            .map(|&(j, _)| place[j]),
+                    );
+                } else {
+                    within.extend(
+                        index
+                            .within(index.point(i), radius)
+                            .into_iter()
+                            .filter(|&(j, _)| j != i)
+                            .map(|(j, _)| place[j]),
+                    );
+                }
+                cores.push(core);
+                counts.push((within.len() - before) as u32);
+            }
+            (cores, counts, within)
         })
-        .into_iter()
-        .unzip()
+        .collect();
+    let mut near = Near {
+        core_at: Vec::with_capacity(n),
+        start: Vec::with_capacity(n + 1),
+        within: Vec::with_capacity(blocks.iter().map(|b| b.2.len()).sum()),
+        place,
+    };
+    near.start.push(0);
+    let mut end = 0;
+    for (cores, counts, within) in blocks {
+        near.core_at.extend(cores);
+        for c in counts {
+            end += c as usize;
+            near.start.push(end);
+        }
+        near.within.extend(within);
+    }
+    near
 }
 
 impl<F: Scalar> Fit<ArrayView2<'_, F>> for Hdbscan {
@@ -609,21 +671,22 @@ impl<F: Scalar> Fit<ArrayView2<'_, F>> for Hdbscan {
         )?;
         let x = crate::data::standard_layout(*x);
         let index = NeighborIndex::build(x.view(), self.metric, self.index)?;
-        let (core, within) = core_distances(&index, self.effective_min_samples(), self.alpha);
+        let near = core_distances(&index, self.effective_min_samples(), self.alpha);
+        let order = index.tree_order();
+        let core = near.core(order);
         // A point with a point within its core distance whose own is no larger is that far
         // from it under mutual reachability, the least it can be.
-        let known: Vec<Option<(usize, f64)>> = within
-            .iter()
-            .enumerate()
-            .map(|(i, js)| {
-                js.iter()
-                    .find(|&&j| core[j as usize] <= core[i])
-                    .map(|&j| (j as usize, core[i]))
-            })
-            .collect();
+        let mut known: Vec<Option<(usize, f64)>> = vec![None; order.len()];
+        for (p, &i) in order.iter().enumerate() {
+            known[i] = near
+                .within(p)
+                .iter()
+                .find(|&&q| near.core_at[q as usize] <= near.core_at[p])
+                .map(|&q| (order[q as usize], near.core_at[p]));
+        }
         self.report(1)?;
         let edges = mst::boruvka(&index, &core, self.alpha, &known, self.progress.as_ref())?;
-        let edges = as_prim_reports(&index, &core, self.alpha, &within, &edges);
+        let edges = as_prim_reports(&index, &near, &edges);
         Ok(self.finish(x.nrows(), core, &edges))
     }
 }

@@ -18,7 +18,6 @@ use crate::error::{Error, Result};
 use crate::metric::{haversine_prepared, GeoPoint, Metric, MetricKind, EARTH_RADIUS_KM};
 use crate::scalar::Scalar;
 use ndarray::ArrayView2;
-use rayon::prelude::*;
 use std::borrow::Cow;
 
 /// Calls `self.$f::<D>(args)` with the dimension `D` known when compiled for plain coordinates
@@ -110,6 +109,17 @@ pub struct NeighborIndex<'a, F: Scalar> {
     embedded: bool,
     /// Haversine: each point's latitude and longitude prepared once, in tree order.
     geo: Vec<GeoPoint>,
+}
+
+/// The buffers of a k-nearest query ([`NeighborIndex::nearest_reusing`]).
+#[derive(Default)]
+pub(crate) struct NearestScratch {
+    /// The answer: (point, distance), nearest first.
+    best: Vec<(usize, f64)>,
+    /// The descent's nodes to visit, with their lower bounds.
+    stack: Vec<(usize, f64)>,
+    /// The query in the tree's coordinates.
+    coords: Vec<f64>,
 }
 
 /// The unit-sphere point of (latitude, longitude) in degrees.
@@ -405,6 +415,21 @@ impl<'a, F: Scalar> NeighborIndex<'a, F> {
         }
     }
 
+    /// The squared Euclidean distance from `q` to the box of k-d tree node `id`: the square of
+    /// [`Self::lower_bound`]'s Euclidean bound, without its square root.
+    #[inline(always)]
+    fn gap_squares<const D: usize>(&self, id: usize, q: &[f64]) -> f64 {
+        let dt = self.tree_dim::<D>();
+        let b = &self.bounds[2 * dt * id..2 * dt * (id + 1)];
+        let (lo, hi) = (&b[..dt], &b[dt..]);
+        let mut acc = 0.0;
+        for j in 0..dt {
+            let g = (lo[j] - q[j]).max(q[j] - hi[j]).max(0.0);
+            acc += g * g;
+        }
+        acc
+    }
+
     /// `eps` in the tree's metric: for cosine the Euclidean distance of unit vectors
     /// `√(2·eps)` (zero vectors sit at 1 from unit vectors, where cosine says 1, covered since
     /// √(2·eps) ≥ 1 whenever eps ≥ 1); for haversine the chord `2·sin(eps / 2R)`.
@@ -421,17 +446,28 @@ impl<'a, F: Scalar> NeighborIndex<'a, F> {
     }
 
     fn query_coords(&self, q: &[F]) -> Vec<f64> {
-        let mut c: Vec<f64> = q.iter().map(|v| v.to_f64_exact()).collect();
+        let mut c = Vec::new();
+        self.query_coords_into(q, &mut c);
+        c
+    }
+
+    /// The query's coordinates in the tree's space, into `c`.
+    fn query_coords_into(&self, q: &[F], c: &mut Vec<f64>) {
+        c.clear();
+        c.extend(q.iter().map(|v| v.to_f64_exact()));
         match (self.embedded, self.metric) {
             (true, MetricKind::Cosine) => {
                 let norm = c.iter().map(|v| v * v).sum::<f64>().sqrt();
                 if norm > 0.0 {
                     c.iter_mut().for_each(|v| *v /= norm);
                 }
-                c
             }
-            (true, MetricKind::Haversine) => sphere(c[0], c[1]).to_vec(),
-            _ => c,
+            (true, MetricKind::Haversine) => {
+                let s = sphere(c[0], c[1]);
+                c.clear();
+                c.extend_from_slice(&s);
+            }
+            _ => {}
         }
     }
 
@@ -593,7 +629,12 @@ impl<'a, F: Scalar> NeighborIndex<'a, F> {
         let read: usize = (0..PROBES)
             .map(|p| {
                 let mut read = 0;
-                self.nearest_counting(self.point(p * n / PROBES), 10, &mut read);
+                self.nearest_counting(
+                    self.point(p * n / PROBES),
+                    10,
+                    &mut read,
+                    &mut NearestScratch::default(),
+                );
                 read
             })
             .sum();
@@ -603,35 +644,53 @@ impl<'a, F: Scalar> NeighborIndex<'a, F> {
     /// The `k` nearest indexed points of `q` (the query itself included when indexed), by
     /// increasing distance, ties to the lower index.
     pub fn nearest(&self, q: &[F], k: usize) -> Vec<(usize, f64)> {
-        self.nearest_counting(q, k, &mut 0)
+        let mut scratch = NearestScratch::default();
+        self.nearest_counting(q, k, &mut 0, &mut scratch);
+        scratch.best
     }
 
-    /// [`NeighborIndex::nearest`], adding the number of points whose distance it computed
-    /// to `read`.
-    fn nearest_counting(&self, q: &[F], k: usize, read: &mut usize) -> Vec<(usize, f64)> {
-        at_dim!(self, nearest_at(q, k, read))
+    /// [`NeighborIndex::nearest`] into the buffers of `scratch`, reused from one query to the
+    /// next.
+    pub(crate) fn nearest_reusing<'s>(
+        &self,
+        q: &[F],
+        k: usize,
+        scratch: &'s mut NearestScratch,
+    ) -> &'s [(usize, f64)] {
+        self.nearest_counting(q, k, &mut 0, scratch);
+        &scratch.best
     }
 
-    fn nearest_at<const D: usize>(&self, q: &[F], k: usize, read: &mut usize) -> Vec<(usize, f64)> {
+    /// [`NeighborIndex::nearest`] into `scratch.best`, adding the number of points whose
+    /// distance it computed to `read`.
+    fn nearest_counting(&self, q: &[F], k: usize, read: &mut usize, scratch: &mut NearestScratch) {
+        at_dim!(self, nearest_at(q, k, read, scratch))
+    }
+
+    fn nearest_at<const D: usize>(&self, q: &[F], k: usize, read: &mut usize, scratch: &mut NearestScratch) {
         let k = k.min(self.len());
-        if k == 0 {
-            return Vec::new();
-        }
+        let NearestScratch { best, stack, coords } = scratch;
         // The best so far, sorted by (distance, index): k is small, so an insertion into a
         // sorted array beats a heap.
-        let mut best: Vec<(usize, f64)> = Vec::with_capacity(k + 1);
+        best.clear();
+        if k == 0 {
+            return;
+        }
         let qg = self.prepare(q);
         let euclidean = self.metric == MetricKind::Euclidean;
-        let mut scan = |start: usize, end: usize, best: &mut Vec<(usize, f64)>| {
-            let d = self.dim::<D>();
-            *read += end - start;
-            // Euclidean: a point whose squared distance is clearly beyond the k-th best (by
-            // more than F's rounding) is passed over before its square root is taken.
-            let beyond = if euclidean && best.len() == k {
+        // Euclidean: a point whose squared distance is clearly beyond the k-th best (by more
+        // than F's rounding) is passed over before its square root is taken.
+        let beyond_of = |best: &[(usize, f64)]| {
+            if euclidean && best.len() == k {
                 best[k - 1].1 * best[k - 1].1 * (1.0 + 1e-6)
             } else {
                 f64::INFINITY
-            };
+            }
+        };
+        let mut scan = |start: usize, end: usize, best: &mut Vec<(usize, f64)>| {
+            let d = self.dim::<D>();
+            *read += end - start;
+            let mut beyond = beyond_of(best);
             for p in start..end {
                 let dist = if euclidean {
                     let squares =
@@ -665,24 +724,40 @@ impl<'a, F: Scalar> NeighborIndex<'a, F> {
                     best.swap(at - 1, at);
                     at -= 1;
                 }
+                beyond = beyond_of(best);
             }
         };
         if self.kind == IndexKind::Brute {
-            scan(0, self.len(), &mut best);
-            return best;
+            scan(0, self.len(), best);
+            return;
         }
-        let qc = self.query_coords(q);
-        let mut stack = Vec::with_capacity(64);
+        self.query_coords_into(q, coords);
+        // Euclidean k-d tree: squared bounds against the squared k-th best (with a slack
+        // above the rounding of either), no square root per node.
+        let squared = euclidean && self.kind == IndexKind::KdTree;
+        stack.clear();
         stack.push((0usize, 0.0f64));
         while let Some((id, lb)) = stack.pop() {
-            if best.len() == k && lb > self.tree_radius(best[k - 1].1) * (1.0 + SLACK) + f64::MIN_POSITIVE {
-                continue;
+            if best.len() == k {
+                let r = best[k - 1].1;
+                let prune = if squared {
+                    lb > r * r * (1.0 + 4.0 * SLACK) + f64::MIN_POSITIVE
+                } else {
+                    lb > self.tree_radius(r) * (1.0 + SLACK) + f64::MIN_POSITIVE
+                };
+                if prune {
+                    continue;
+                }
             }
             let node = self.nodes[id];
             match node.children {
                 Some((l, r)) => {
                     // Visit the nearer child first.
-                    let (dl, dr) = (self.lower_bound::<D>(l, &qc), self.lower_bound::<D>(r, &qc));
+                    let (dl, dr) = if squared {
+                        (self.gap_squares::<D>(l, coords), self.gap_squares::<D>(r, coords))
+                    } else {
+                        (self.lower_bound::<D>(l, coords), self.lower_bound::<D>(r, coords))
+                    };
                     if dl <= dr {
                         stack.push((r, dr));
                         stack.push((l, dl));
@@ -691,18 +766,9 @@ impl<'a, F: Scalar> NeighborIndex<'a, F> {
                         stack.push((r, dr));
                     }
                 }
-                None => scan(node.start, node.end, &mut best),
+                None => scan(node.start, node.end, best),
             }
         }
-        best
-    }
-
-    /// `f(i)` for every indexed point `i`, by point; computed in parallel in the tree's order,
-    /// so that one query after another descends to the same nodes, which are then in cache.
-    pub(crate) fn map_points<T: Send>(&self, f: impl Fn(usize) -> T + Sync + Send) -> Vec<T> {
-        let mut by_position: Vec<(usize, T)> = self.order.par_iter().map(|&i| (i, f(i))).collect();
-        by_position.par_sort_unstable_by_key(|t| t.0);
-        by_position.into_iter().map(|t| t.1).collect()
     }
 
     /// The points in the tree's order (neighbouring points one after another).
@@ -716,6 +782,7 @@ impl<'a, F: Scalar> NeighborIndex<'a, F> {
     }
 
     /// The distance between indexed points `i` and `j`, as a query of point `i` finds it.
+    #[cfg(test)]
     pub(crate) fn distance_between(&self, i: usize, j: usize) -> f64 {
         let (a, b) = (self.row(i), self.row(j));
         match self.metric {

@@ -153,10 +153,11 @@ pub(crate) fn boruvka<F: Scalar>(
                 _ => *best = None,
             }
         }
-        let searched: Vec<(usize, Option<Lead>, f64)> = index
+        // By position (an indexed collect, written in place): None where not searched.
+        let searched: Vec<Option<(Option<Lead>, f64)>> = index
             .tree_order()
             .par_iter()
-            .filter_map(|&i| {
+            .map(|&i| {
                 let own = comp[i];
                 let limit = || f64::from_bits(bound[own].load(Ordering::Relaxed));
                 if nearest[i].is_some() || lower[i] > limit() {
@@ -185,12 +186,14 @@ pub(crate) fn boruvka<F: Scalar>(
                     bound[own].fetch_min(w.to_bits(), Ordering::Relaxed);
                 }
                 let at_least = found.map_or(cut.get(), |(_, w)| w.min(cut.get()));
-                Some((i, found.map(|(j, w)| (j, w, w <= cut.get())), at_least))
+                Some((found.map(|(j, w)| (j, w, w <= cut.get())), at_least))
             })
             .collect();
-        for (i, found, at_least) in searched {
-            nearest[i] = found;
-            lower[i] = lower[i].max(at_least);
+        for (&i, answer) in index.tree_order().iter().zip(searched) {
+            if let Some((found, at_least)) = answer {
+                nearest[i] = found;
+                lower[i] = lower[i].max(at_least);
+            }
         }
         // Each component's lightest edge out (the total order breaks ties), lightest first.
         let mut lightest: Vec<Option<Edge>> = vec![None; n];
@@ -344,55 +347,61 @@ pub(crate) fn prim_points<F: Scalar>(x: ArrayView2<'_, F>, metric: MetricKind) -
 /// Prim's algorithm from object 0 as scikit-learn's HDBSCAN runs it over every pair (the
 /// lightest object out of the tree next, the lowest index among equal weights, each edge
 /// from the first tree object that reached that weight), but over the candidate pairs
-/// `adjacent[start[i]..start[i + 1]]` of each object i only, `weight(i, j, slot)` with the
-/// slot of j in that list. The run is the same wherever the
+/// `adjacent[start[o]..start[o + 1]]` of each object only, `weight(o, p, slot)` with the slot
+/// of p in that list. The lists may number the objects in any order (the neighbour index's,
+/// so that neighbours lie close in memory): `id[o]` is the index of the object in place o,
+/// which breaks ties and names the ends of the edges. The run is the same wherever the
 /// candidates hold every pair that is ever a lightest edge out of the tree (every edge of
 /// every minimum spanning tree). O(candidates · log n) time.
 pub(crate) fn prim_over(
+    id: &[usize],
     start: &[usize],
     adjacent: &[u32],
     weight: impl Fn(usize, usize, usize) -> f64,
 ) -> Vec<Edge> {
     use std::cmp::Reverse;
-    // (weight, object) as one integer in the order of (total_cmp, index): one comparison.
-    let key_of = |w: f64, j: usize| {
+    // (weight, index, place) as one integer in the order of (total_cmp, index): one
+    // comparison.
+    let key_of = |w: f64, o: usize| {
         let b = w.to_bits();
         let ordered = if b >> 63 == 1 { !b } else { b | 1 << 63 };
-        (u128::from(ordered) << 64) | j as u128
+        (u128::from(ordered) << 64) | ((id[o] as u128) << 32) | o as u128
     };
-    let n = start.len() - 1;
+    let n = id.len();
     let mut in_tree = vec![false; n];
     let mut key = vec![(f64::INFINITY, 0usize); n];
     let mut heap = std::collections::BinaryHeap::new();
     let mut edges = Vec::with_capacity(n.saturating_sub(1));
-    let mut current = 0;
+    let Some(mut current) = id.iter().position(|&i| i == 0) else {
+        return edges;
+    };
     for _ in 1..n {
         in_tree[current] = true;
-        for (slot, &j) in adjacent
+        for (slot, &p) in adjacent
             .iter()
             .enumerate()
             .take(start[current + 1])
             .skip(start[current])
         {
-            let j = j as usize;
-            if !in_tree[j] {
-                let w = weight(current, j, slot);
-                if w < key[j].0 {
-                    key[j] = (w, current);
-                    heap.push(Reverse(key_of(w, j)));
+            let p = p as usize;
+            if !in_tree[p] {
+                let w = weight(current, p, slot);
+                if w < key[p].0 {
+                    key[p] = (w, current);
+                    heap.push(Reverse(key_of(w, p)));
                 }
             }
         }
         let next = loop {
             let Reverse(packed) = heap.pop().expect("the candidates connect every object");
-            let j = packed as u64 as usize;
-            if !in_tree[j] && packed == key_of(key[j].0, j) {
-                break j;
+            let p = packed as u32 as usize;
+            if !in_tree[p] && packed == key_of(key[p].0, p) {
+                break p;
             }
         };
         edges.push(Edge {
-            a: key[next].1,
-            b: next,
+            a: id[key[next].1],
+            b: id[next],
             w: key[next].0,
         });
         current = next;
@@ -491,9 +500,20 @@ mod tests {
             let adjacent: Vec<u32> = (0..n)
                 .flat_map(|i| (0..n).filter(move |&j| j != i).map(|j| j as u32))
                 .collect();
-            let over = prim_over(&start, &adjacent, |i, j, _| weight(i, j));
+            let identity: Vec<usize> = (0..n).collect();
+            let over = prim_over(&identity, &start, &adjacent, |i, j, _| weight(i, j));
             let order = |v: &[Edge]| v.iter().map(|e| (e.b, e.w)).collect::<Vec<_>>();
             assert_eq!(order(&over), order(&dense), "case {case}");
+            // The same run with the objects listed in another order.
+            let id: Vec<usize> = (0..n).map(|o| (n + 2 - o) % n).collect();
+            let place = |i: usize| id.iter().position(|&x| x == i).unwrap();
+            let (mut start, mut adjacent) = (vec![0], Vec::new());
+            for &i in &id {
+                adjacent.extend((0..n).filter(|&j| j != i).map(|j| place(j) as u32));
+                start.push(adjacent.len());
+            }
+            let listed = prim_over(&id, &start, &adjacent, |o, p, _| weight(id[o], id[p]));
+            assert_eq!(listed, over, "case {case}: listed in another order");
         }
     }
 }
