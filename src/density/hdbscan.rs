@@ -605,13 +605,15 @@ fn core_distances<F: Scalar>(index: &NeighborIndex<'_, F>, k: usize, alpha: f64)
     order.iter().enumerate().for_each(|(p, &i)| place[i] = p as u32);
     let blocks: Vec<(Vec<f64>, Vec<u32>, Vec<u32>)> = order
         .par_chunks(BLOCK)
-        .map(|block| {
+        .enumerate()
+        .map(|(b, block)| {
             let (mut cores, mut counts, mut within) =
                 (Vec::with_capacity(block.len()), Vec::new(), Vec::new());
             let mut scratch = NearestScratch::default();
-            for &i in block {
+            for (t, &i) in block.iter().enumerate() {
                 let before = within.len();
-                let near = index.nearest_reusing(index.point(i), k + 1, &mut scratch);
+                let q = index.point_at(b * BLOCK + t);
+                let near = index.nearest_reusing(q, k + 1, &mut scratch);
                 let core = near[..k.min(near.len())].last().map_or(0.0, |c| c.1);
                 let radius = alpha * core;
                 if alpha <= 1.0 && near.get(k).is_none_or(|c| c.1 > radius) {
@@ -623,7 +625,7 @@ fn core_distances<F: Scalar>(index: &NeighborIndex<'_, F>, k: usize, alpha: f64)
                 } else {
                     within.extend(
                         index
-                            .within(index.point(i), radius)
+                            .within(q, radius)
                             .into_iter()
                             .filter(|&(j, _)| j != i)
                             .map(|(j, _)| place[j]),

@@ -781,6 +781,13 @@ impl<'a, F: Scalar> NeighborIndex<'a, F> {
         self.row(i)
     }
 
+    /// The coordinates of the point at tree position `p` (the same numbers as its row, read
+    /// from the index's copy in tree order).
+    pub(crate) fn point_at(&self, p: usize) -> &[F] {
+        let d = self.x.ncols();
+        &self.rows[p * d..(p + 1) * d]
+    }
+
     /// The distance between indexed points `i` and `j`, as a query of point `i` finds it.
     #[cfg(test)]
     pub(crate) fn distance_between(&self, i: usize, j: usize) -> f64 {
@@ -796,10 +803,11 @@ impl<'a, F: Scalar> NeighborIndex<'a, F> {
     }
 
     /// A summary of each tree node's points, by node id (none for brute force): `leaf` of a
-    /// leaf's points, `merge` of its children's summaries; O(n) for the whole tree.
+    /// leaf's range of tree positions, `merge` of its children's summaries; O(n) for the whole
+    /// tree.
     pub(crate) fn node_summaries<T: Clone>(
         &self,
-        leaf: impl Fn(&[usize]) -> T,
+        leaf: impl Fn(std::ops::Range<usize>) -> T,
         merge: impl Fn(&T, &T) -> T,
     ) -> Vec<T> {
         // Children have larger ids than their parent (the tree is grown depth first), so in
@@ -810,7 +818,7 @@ impl<'a, F: Scalar> NeighborIndex<'a, F> {
             let node = &self.nodes[id];
             let t = match node.children {
                 Some((l, r)) => merge(&reversed[last - l], &reversed[last - r]),
-                None => leaf(&self.order[node.start..node.end]),
+                None => leaf(node.start..node.end),
             };
             reversed.push(t);
         }
@@ -829,15 +837,15 @@ impl<'a, F: Scalar> NeighborIndex<'a, F> {
         }
     }
 
-    /// The indexed point `j` with the lowest `score(p, distance(q, j))` (`None`: not a
-    /// candidate; `p` is j's position in [`Self::tree_order`], so that what the closures read
-    /// per point can lie in that order, one leaf's points side by side), found by a
+    /// The tree position `p` of the indexed point with the lowest `score(p, distance(q, point
+    /// at p))` (`None`: not a candidate; positions, so that what the closures read per point
+    /// can lie in the tree's order, one leaf's points side by side), and that score, found by a
     /// depth-first descent, nearer child first, that skips a node when
     /// `node_floor(node, lower bound on its distances)` — a lower bound on its points' scores,
     /// `None` to skip it outright — is no lower than the best score so far. The descent stops
-    /// once a score reaches `floor`, a lower bound on every score. A point for which `skip(p)`
-    /// holds is no candidate, and its distance is not computed. Deterministic; among equal
-    /// scores the first found wins.
+    /// once a score reaches `floor`, a lower bound on every score. A position for which
+    /// `skip(p)` holds is no candidate, and its distance is not computed. Deterministic; among
+    /// equal scores the first found wins.
     pub(crate) fn lowest_score(
         &self,
         q: &[F],
@@ -866,7 +874,7 @@ impl<'a, F: Scalar> NeighborIndex<'a, F> {
             }
             if let Some(s) = score(p, self.distance_at::<D>(q, qg.as_ref(), p)) {
                 if best.is_none_or(|b| s < b.1) {
-                    *best = Some((self.order[p], s));
+                    *best = Some((p, s));
                 }
             }
             best.is_some_and(|b| b.1 <= floor)

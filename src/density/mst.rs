@@ -96,7 +96,8 @@ fn mrd(core_a: f64, core_b: f64, d: f64, alpha: f64) -> f64 {
 /// The spanning tree of the points of `index` under mutual reachability with core distances
 /// `core` (n − 1 edges, in the order they were found); `known[i]`, where given, is point i's
 /// nearest point (j, weight) under mutual reachability, already certain; `progress` after
-/// each round.
+/// each round. The rounds run over tree positions (what each search reads about a point lies
+/// in the tree's order); every choice among equal weights is made by the points' indices.
 pub(crate) fn boruvka<F: Scalar>(
     index: &NeighborIndex<'_, F>,
     core: &[f64],
@@ -104,33 +105,37 @@ pub(crate) fn boruvka<F: Scalar>(
     known: &[Option<(usize, f64)>],
     progress: Option<&ProgressFn>,
 ) -> Result<Vec<Edge>> {
+    let order = index.tree_order();
     let n = index.len();
+    let mut place = vec![0usize; n];
+    order.iter().enumerate().for_each(|(p, &i)| place[i] = p);
+    let core_at: Vec<f64> = order.iter().map(|&i| core[i]).collect();
+    // Components of positions.
     let mut sets = UnionFind::new(n);
     let mut edges = Vec::with_capacity(n.saturating_sub(1));
     let node_core = index.node_summaries(
-        |pts| pts.iter().map(|&j| core[j]).fold(f64::INFINITY, f64::min),
+        |at| core_at[at].iter().copied().fold(f64::INFINITY, f64::min),
         |a, b| a.min(*b),
     );
-    // Each point's nearest point of another component with its weight, and whether that is
-    // certain (then kept for the next rounds while it still leads out of the component).
-    let mut nearest: Vec<Option<Lead>> = (0..n)
-        .map(|i| known.get(i).copied().flatten().map(|(j, w)| (j, w, true)))
+    // At each position, the nearest position of another component with its weight, and
+    // whether that is certain (then kept for the next rounds while it still leads out of the
+    // component).
+    let mut nearest: Vec<Option<Lead>> = order
+        .iter()
+        .map(|&i| known.get(i).copied().flatten().map(|(j, w)| (place[j], w, true)))
         .collect();
-    let core_at: Vec<f64> = index.tree_order().iter().map(|&j| core[j]).collect();
-    // A lower bound on the weight of each point's lightest edge out of its component (which
-    // only grows as components merge).
-    let mut lower: Vec<f64> = core.to_vec();
+    // A lower bound on the weight of each position's lightest edge out of its component
+    // (which only grows as components merge).
+    let mut lower: Vec<f64> = core_at.clone();
     let mut round = 0;
     while edges.len() + 1 < n {
         round += 1;
-        let comp: Vec<usize> = (0..n).map(|i| sets.find(i)).collect();
-        // The components and core distances in the tree's order, as the searches read them.
-        let comp_at: Vec<usize> = index.tree_order().iter().map(|&j| comp[j]).collect();
+        let comp: Vec<usize> = (0..n).map(|p| sets.find(p)).collect();
         const MIXED: usize = usize::MAX;
         let node_comp = index.node_summaries(
-            |pts| {
-                let c = comp[pts[0]];
-                if pts.iter().all(|&j| comp[j] == c) {
+            |at| {
+                let c = comp[at.start];
+                if comp[at].iter().all(|&x| x == c) {
                     c
                 } else {
                     MIXED
@@ -145,74 +150,78 @@ pub(crate) fn boruvka<F: Scalar>(
         // answer, that answer exceeds the component's lightest, so it is never chosen; the
         // choice does not depend on the order the threads ran in.
         let bound: Vec<AtomicU64> = (0..n).map(|_| AtomicU64::new(f64::INFINITY.to_bits())).collect();
-        for (i, best) in nearest.iter_mut().enumerate() {
+        for (p, best) in nearest.iter_mut().enumerate() {
             match *best {
-                Some((j, w, true)) if comp[j] != comp[i] => {
-                    bound[comp[i]].fetch_min(w.to_bits(), Ordering::Relaxed);
+                Some((q, w, true)) if comp[q] != comp[p] => {
+                    bound[comp[p]].fetch_min(w.to_bits(), Ordering::Relaxed);
                 }
                 _ => *best = None,
             }
         }
         // By position (an indexed collect, written in place): None where not searched.
-        let searched: Vec<Option<(Option<Lead>, f64)>> = index
-            .tree_order()
-            .par_iter()
-            .map(|&i| {
-                let own = comp[i];
+        let searched: Vec<Option<(Option<Lead>, f64)>> = (0..n)
+            .into_par_iter()
+            .map(|p| {
+                let own = comp[p];
                 let limit = || f64::from_bits(bound[own].load(Ordering::Relaxed));
-                if nearest[i].is_some() || lower[i] > limit() {
+                if nearest[p].is_some() || lower[p] > limit() {
                     return None;
                 }
-                let ci = core[i];
+                let cp = core_at[p];
                 let cut = std::cell::Cell::new(f64::INFINITY);
                 let found = index.lowest_score(
-                    index.point(i),
-                    ci,
+                    index.point_at(p),
+                    cp,
                     |node, d| {
                         if node_comp[node] == own {
                             return None;
                         }
-                        let floor = mrd(ci, node_core[node], d, alpha);
+                        let floor = mrd(cp, node_core[node], d, alpha);
                         if floor > limit() {
                             cut.set(cut.get().min(floor));
                             return None;
                         }
                         Some(floor)
                     },
-                    |p| comp_at[p] == own,
-                    |p, d| Some(mrd(ci, core_at[p], d, alpha)),
+                    |q| comp[q] == own,
+                    |q, d| Some(mrd(cp, core_at[q], d, alpha)),
                 );
                 if let Some((_, w)) = found {
                     bound[own].fetch_min(w.to_bits(), Ordering::Relaxed);
                 }
                 let at_least = found.map_or(cut.get(), |(_, w)| w.min(cut.get()));
-                Some((found.map(|(j, w)| (j, w, w <= cut.get())), at_least))
+                Some((found.map(|(q, w)| (q, w, w <= cut.get())), at_least))
             })
             .collect();
-        for (&i, answer) in index.tree_order().iter().zip(searched) {
+        for (p, answer) in searched.into_iter().enumerate() {
             if let Some((found, at_least)) = answer {
-                nearest[i] = found;
-                lower[i] = lower[i].max(at_least);
+                nearest[p] = found;
+                lower[p] = lower[p].max(at_least);
             }
         }
-        // Each component's lightest edge out (the total order breaks ties), lightest first.
-        let mut lightest: Vec<Option<Edge>> = vec![None; n];
-        for (i, best) in nearest.iter().enumerate() {
-            let Some((j, w, _)) = *best else { continue };
-            let e = Edge { a: i, b: j, w };
-            let slot = &mut lightest[comp[i]];
-            if slot.is_none_or(|s| e.less(&s)) {
-                *slot = Some(e);
+        // Each component's lightest edge out (the total order on the points' indices breaks
+        // ties), lightest first.
+        let mut lightest: Vec<Option<(Edge, usize, usize)>> = vec![None; n];
+        for (p, best) in nearest.iter().enumerate() {
+            let Some((q, w, _)) = *best else { continue };
+            let e = Edge {
+                a: order[p],
+                b: order[q],
+                w,
+            };
+            let slot = &mut lightest[comp[p]];
+            if slot.is_none_or(|s| e.less(&s.0)) {
+                *slot = Some((e, p, q));
             }
         }
-        let mut chosen: Vec<Edge> = lightest.into_iter().flatten().collect();
+        let mut chosen: Vec<(Edge, usize, usize)> = lightest.into_iter().flatten().collect();
         chosen.sort_by(|x, y| {
-            let (a, b) = (x.key(), y.key());
+            let (a, b) = (x.0.key(), y.0.key());
             a.0.total_cmp(&b.0).then((a.1, a.2).cmp(&(b.1, b.2)))
         });
         let before = edges.len();
-        for e in chosen {
-            if sets.union(e.a, e.b) {
+        for (e, p, q) in chosen {
+            if sets.union(p, q) {
                 edges.push(e);
             }
         }
