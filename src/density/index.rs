@@ -844,8 +844,11 @@ impl<'a, F: Scalar> NeighborIndex<'a, F> {
     /// `node_floor(node, lower bound on its distances)` — a lower bound on its points' scores,
     /// `None` to skip it outright — is no lower than the best score so far. The descent stops
     /// once a score reaches `floor`, a lower bound on every score. A position for which
-    /// `skip(p)` holds is no candidate, and its distance is not computed. Deterministic; among
-    /// equal scores the first found wins.
+    /// `skip(p)` holds is no candidate, and its distance is not computed. `reach(s)` bounds
+    /// from above the distances whose score can be below `s`: Euclidean distances beyond it
+    /// (by more than a relative 1e-6, for rounding) are passed over before their square roots,
+    /// and nodes beyond it before `node_floor`. Deterministic; among equal scores the first
+    /// found wins.
     pub(crate) fn lowest_score(
         &self,
         q: &[F],
@@ -853,8 +856,9 @@ impl<'a, F: Scalar> NeighborIndex<'a, F> {
         node_floor: impl Fn(usize, f64) -> Option<f64>,
         skip: impl Fn(usize) -> bool,
         score: impl Fn(usize, f64) -> Option<f64>,
+        reach: impl Fn(f64) -> f64,
     ) -> Option<(usize, f64)> {
-        at_dim!(self, lowest_score_at(q, floor, node_floor, skip, score))
+        at_dim!(self, lowest_score_at(q, floor, node_floor, skip, score, reach))
     }
 
     fn lowest_score_at<const D: usize>(
@@ -864,33 +868,67 @@ impl<'a, F: Scalar> NeighborIndex<'a, F> {
         node_floor: impl Fn(usize, f64) -> Option<f64>,
         skip: impl Fn(usize) -> bool,
         score: impl Fn(usize, f64) -> Option<f64>,
+        reach: impl Fn(f64) -> f64,
     ) -> Option<(usize, f64)> {
         let qg = self.prepare(q);
+        let euclidean = self.metric == MetricKind::Euclidean;
+        // The best so far, and the square of `reach` of its score with the slack.
         let mut best: Option<(usize, f64)> = None;
+        let mut beyond = f64::INFINITY;
         // Offers the point at position p; true once the best reaches the floor.
-        let offer = |p: usize, best: &mut Option<(usize, f64)>| {
+        let offer = |p: usize, best: &mut Option<(usize, f64)>, beyond: &mut f64| {
             if skip(p) {
                 return false;
             }
-            if let Some(s) = score(p, self.distance_at::<D>(q, qg.as_ref(), p)) {
+            let dist = if euclidean {
+                let d = self.dim::<D>();
+                let squares =
+                    q[..d]
+                        .iter()
+                        .zip(&self.rows[p * d..(p + 1) * d])
+                        .fold(F::zero(), |s, (&x, &y)| {
+                            let t = x - y;
+                            s + t * t
+                        });
+                if squares.to_f64_exact() > *beyond {
+                    return false;
+                }
+                squares.sqrt().to_f64_exact()
+            } else {
+                self.distance_at::<D>(q, qg.as_ref(), p)
+            };
+            if let Some(s) = score(p, dist) {
                 if best.is_none_or(|b| s < b.1) {
                     *best = Some((p, s));
+                    let r = reach(s);
+                    *beyond = r * r * (1.0 + 1e-6);
                 }
             }
             best.is_some_and(|b| b.1 <= floor)
         };
         if self.kind == IndexKind::Brute {
             for p in 0..self.len() {
-                if offer(p, &mut best) {
+                if offer(p, &mut best, &mut beyond) {
                     break;
                 }
             }
             return best;
         }
         let qc = self.query_coords(q);
+        // Euclidean k-d tree: the nodes' squared bounds, each square root taken only for a node
+        // within reach.
+        let squared = euclidean && self.kind == IndexKind::KdTree;
         let mut stack = Vec::with_capacity(64);
         stack.push((0usize, 0.0f64));
         'descent: while let Some((id, lb)) = stack.pop() {
+            let lb = if squared {
+                if lb > beyond {
+                    continue;
+                }
+                lb.sqrt()
+            } else {
+                lb
+            };
             let Some(f) = node_floor(id, self.distance_floor(lb)) else {
                 continue;
             };
@@ -900,7 +938,11 @@ impl<'a, F: Scalar> NeighborIndex<'a, F> {
             let node = self.nodes[id];
             match node.children {
                 Some((l, r)) => {
-                    let (dl, dr) = (self.lower_bound::<D>(l, &qc), self.lower_bound::<D>(r, &qc));
+                    let (dl, dr) = if squared {
+                        (self.gap_squares::<D>(l, &qc), self.gap_squares::<D>(r, &qc))
+                    } else {
+                        (self.lower_bound::<D>(l, &qc), self.lower_bound::<D>(r, &qc))
+                    };
                     if dl <= dr {
                         stack.push((r, dr));
                         stack.push((l, dl));
@@ -911,7 +953,7 @@ impl<'a, F: Scalar> NeighborIndex<'a, F> {
                 }
                 None => {
                     for p in node.start..node.end {
-                        if offer(p, &mut best) {
+                        if offer(p, &mut best, &mut beyond) {
                             break 'descent;
                         }
                     }

@@ -90,7 +90,8 @@ type Lead = (usize, f64, bool);
 /// The mutual-reachability weight of a pair.
 #[inline]
 fn mrd(core_a: f64, core_b: f64, d: f64, alpha: f64) -> f64 {
-    core_a.max(core_b).max(d / alpha)
+    // d / 1 is d: no division in the common case.
+    core_a.max(core_b).max(if alpha == 1.0 { d } else { d / alpha })
 }
 
 /// The spanning tree of the points of `index` under mutual reachability with core distances
@@ -185,6 +186,8 @@ pub(crate) fn boruvka<F: Scalar>(
                     },
                     |q| comp[q] == own,
                     |q, d| Some(mrd(cp, core_at[q], d, alpha)),
+                    // mrd below s needs d/α below s.
+                    |s| s * alpha,
                 );
                 if let Some((_, w)) = found {
                     bound[own].fetch_min(w.to_bits(), Ordering::Relaxed);

@@ -107,8 +107,15 @@ impl<F: Scalar> Neighbourhoods for super::index::NeighborIndex<'_, F> {
         let node_floor = |id: usize, floor: f64| (bound[id] > f64::NEG_INFINITY).then_some(floor);
         let score = |_: usize, d: f64| (d > beyond).then_some(d);
         let order = self.tree_order();
-        self.lowest_score(self.point(i), beyond, node_floor, |p| skip(order[p]), score)
-            .map(|(_, d)| d)
+        self.lowest_score(
+            self.point(i),
+            beyond,
+            node_floor,
+            |p| skip(order[p]),
+            score,
+            |s| s,
+        )
+        .map(|(_, d)| d)
     }
 }
 
