@@ -491,8 +491,9 @@ impl MemoryEstimate for Hdbscan {
     /// The neighbour index (its copy of the points in tree order, and an f64 copy while it is
     /// built), per point the core distance, nearest other component, its lower bound,
     /// component and labels, the spanning tree, the single-linkage and condensed trees; and
-    /// the replay of Prim's algorithm: each point's list of the about min_samples points
-    /// within its core distance (4 bytes each and the list's 48), then 8 bytes per pair.
+    /// the replay of Prim's algorithm: the positions of the about min_samples points within
+    /// each point's core distance (4 bytes each, and 8 per point for where its list starts),
+    /// then 4 bytes per pair in both directions and 24 per point for the tree's edges.
     fn memory_estimate(&self, n: usize, d: usize, _elem: usize) -> u64 {
         let pairs = self.effective_min_samples().saturating_mul(12);
         product(&[n, (d * 16 + 376).saturating_add(pairs)])

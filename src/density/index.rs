@@ -875,43 +875,45 @@ impl<'a, F: Scalar> NeighborIndex<'a, F> {
         // The best so far, and the square of `reach` of its score with the slack.
         let mut best: Option<(usize, f64)> = None;
         let mut beyond = f64::INFINITY;
-        // Offers the point at position p; true once the best reaches the floor.
-        let offer = |p: usize, best: &mut Option<(usize, f64)>, beyond: &mut f64| {
-            if skip(p) {
-                return false;
-            }
-            let dist = if euclidean {
-                let d = self.dim::<D>();
-                let squares =
-                    q[..d]
-                        .iter()
-                        .zip(&self.rows[p * d..(p + 1) * d])
-                        .fold(F::zero(), |s, (&x, &y)| {
-                            let t = x - y;
-                            s + t * t
-                        });
-                if squares.to_f64_exact() > *beyond {
-                    return false;
+        // Offers the points at positions start..end (a leaf, one closure call each, so the
+        // loop over its points compiles as one); true once the best reaches the floor.
+        let scan = |start: usize, end: usize, best: &mut Option<(usize, f64)>, beyond: &mut f64| {
+            for p in start..end {
+                if skip(p) {
+                    continue;
                 }
-                squares.sqrt().to_f64_exact()
-            } else {
-                self.distance_at::<D>(q, qg.as_ref(), p)
-            };
-            if let Some(s) = score(p, dist) {
-                if best.is_none_or(|b| s < b.1) {
-                    *best = Some((p, s));
-                    let r = reach(s);
-                    *beyond = r * r * (1.0 + 1e-6);
+                let dist = if euclidean {
+                    let d = self.dim::<D>();
+                    let squares =
+                        q[..d]
+                            .iter()
+                            .zip(&self.rows[p * d..(p + 1) * d])
+                            .fold(F::zero(), |s, (&x, &y)| {
+                                let t = x - y;
+                                s + t * t
+                            });
+                    if squares.to_f64_exact() > *beyond {
+                        continue;
+                    }
+                    squares.sqrt().to_f64_exact()
+                } else {
+                    self.distance_at::<D>(q, qg.as_ref(), p)
+                };
+                if let Some(s) = score(p, dist) {
+                    if best.is_none_or(|b| s < b.1) {
+                        *best = Some((p, s));
+                        if s <= floor {
+                            return true;
+                        }
+                        let r = reach(s);
+                        *beyond = r * r * (1.0 + 1e-6);
+                    }
                 }
             }
-            best.is_some_and(|b| b.1 <= floor)
+            false
         };
         if self.kind == IndexKind::Brute {
-            for p in 0..self.len() {
-                if offer(p, &mut best, &mut beyond) {
-                    break;
-                }
-            }
+            scan(0, self.len(), &mut best, &mut beyond);
             return best;
         }
         let qc = self.query_coords(q);
@@ -952,10 +954,8 @@ impl<'a, F: Scalar> NeighborIndex<'a, F> {
                     }
                 }
                 None => {
-                    for p in node.start..node.end {
-                        if offer(p, &mut best, &mut beyond) {
-                            break 'descent;
-                        }
+                    if scan(node.start, node.end, &mut best, &mut beyond) {
+                        break 'descent;
                     }
                 }
             }
