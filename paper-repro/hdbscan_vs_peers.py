@@ -40,7 +40,7 @@ ap.add_argument("--clustr", default=str(Path(__file__).resolve().parents[1] / "t
 ap.add_argument("--repeat", type=int, default=5)
 ap.add_argument("--sizes", default="10000,50000,200000,1000000,2000000")
 ap.add_argument("--dims", default="2,5,10")
-ap.add_argument("--budget", type=float, default=60.0, help="longest predicted run (s) a tool gets")
+ap.add_argument("--budget", type=float, default=40.0, help="longest predicted run (s) a tool gets")
 ap.add_argument("--out")
 args = ap.parse_args()
 
