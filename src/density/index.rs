@@ -12,7 +12,9 @@
 //! point). A query therefore returns exactly the same neighbours, with the same distances,
 //! whatever the index. Trees split at the median of the widest coordinate into leaves of at
 //! most `leaf_size` (30, as scikit-learn) points, whose rows the index copies side by side in
-//! the tree's order; the queries are compiled for each dimension up to 8.
+//! the tree's order; the queries are compiled for each dimension up to 8. Euclidean searches
+//! over a k-d tree compare squared node bounds and squared distances (with the slack on the
+//! squares) and take a square root only for what may be an answer.
 
 use crate::error::{Error, Result};
 use crate::metric::{haversine_prepared, GeoPoint, Metric, MetricKind, EARTH_RADIUS_KM};
